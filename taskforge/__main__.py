@@ -1,0 +1,3 @@
+from taskforge.cli import main
+
+main()

@@ -1,0 +1,359 @@
+"""The command line: parses, calls the stage functions, renders. It decides nothing.
+
+User mistakes (`UserError`) become one plain line on stderr and exit code 2, here and only here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
+from rich.syntax import Syntax
+from rich.table import Table
+
+from taskforge.cache import cache_root
+from taskforge.errors import UserError
+from taskforge.model import SourceSpec
+from taskforge.sandbox import NAMES as SANDBOX_NAMES
+from taskforge.sandbox import get_sandbox
+
+stdout = Console()
+stderr = Console(stderr=True)
+
+
+class UserFacingError(click.ClickException):
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"taskforge: error: {self.message}", err=True)
+
+
+class App(click.Group):
+    """Turns a UserError raised anywhere below into exit code 2 with one line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UserError as e:
+            raise UserFacingError(str(e)) from None
+
+
+class CliProgress:
+    """A rich progress bar on a terminal, plain log lines otherwise."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.bar: RichProgress | None = None
+        self.task_id: Any = None
+        self.done = 0
+        self.total = 0
+
+    def log(self, message: str) -> None:
+        if self.bar:
+            self.bar.console.log(message)
+        else:
+            click.echo(f"taskforge: {message}", err=True)
+
+    def start(self, total: int) -> None:
+        self.done, self.total = 0, total
+        if self.tty:
+            if self.bar is None:
+                self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(),
+                                        MofNCompleteColumn(), TimeElapsedColumn(),
+                                        console=stderr, transient=True)
+                self.bar.start()
+            self.task_id = self.bar.add_task("verifying candidates", total=total)
+
+    def advance(self, message: str) -> None:
+        self.done += 1
+        if self.bar:
+            self.bar.update(self.task_id, advance=1, description=message[:60])
+        else:
+            click.echo(f"taskforge: [{self.done}/{self.total}] {message}", err=True)
+
+    def stop(self) -> None:
+        if self.bar:
+            self.bar.stop()
+
+
+def source_from_argument(text: str, ref: str | None) -> SourceSpec:
+    if text.startswith("pypi:"):
+        return SourceSpec(kind="pypi", location=text[5:])
+    path = Path(text)
+    bare_repo = path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
+    if "://" in text or text.startswith("git@") or text.endswith(".git") or bare_repo or ref:
+        return SourceSpec(kind="git", location=text, ref=ref)
+    return SourceSpec(kind="path", location=text)
+
+
+cache_option = click.option("--cache", type=click.Path(file_okay=False), default=None,
+                            help="Cache directory (default: $TASKFORGE_CACHE or ~/.cache/taskforge).")
+sandbox_option = click.option("--sandbox", type=click.Choice(SANDBOX_NAMES), default="auto",
+                              show_default=True, help="Where tests run.")
+
+
+@click.group(cls=App, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="taskforge")
+def cli() -> None:
+    """Verified feature-deletion coding tasks from real, test-heavy repositories."""
+
+
+@cli.command()
+@click.argument("recipe", type=click.Path())
+@click.option("--out", default="out", show_default=True, type=click.Path(file_okay=False))
+@click.option("--shard", default="0/1", show_default=True, help="I/N: produce shard I of N (0-based).")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256))
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--ray-address", default=None)
+@click.option("--sandbox", type=click.Choice(SANDBOX_NAMES), default=None,
+              help="Overrides the recipe's sandbox.")
+@click.option("--limit", type=click.IntRange(0), default=None, help="At most N tasks in all.")
+@click.option("--seed", type=int, default=None, help="Overrides the recipe's seed.")
+@click.option("--no-resume", is_flag=True, help="Start over instead of resuming.")
+@cache_option
+def generate(recipe: str, out: str, shard: str, workers: int, executor: str,
+             ray_address: str | None, sandbox: str | None, limit: int | None, seed: int | None,
+             no_resume: bool, cache: str | None) -> None:
+    """Generate verified tasks from RECIPE into --out."""
+    from taskforge.generate import generate as run_generate
+    from taskforge.store.shards import parse_shard
+
+    progress = CliProgress()
+    try:
+        summary = run_generate(recipe, out, shard=parse_shard(shard), workers=workers,
+                               executor=executor, ray_address=ray_address, sandbox=sandbox,
+                               limit=limit, seed=seed, resume=not no_resume, cache=cache,
+                               progress=progress)
+    finally:
+        progress.stop()
+    for warning in summary.warnings:
+        click.echo(f"taskforge: warning: {warning}", err=True)
+    render_summary(summary.to_dict())
+
+
+def render_summary(summary: dict[str, Any]) -> None:
+    funnel = Table(title=f"taskforge: {summary['out']} (shard {summary['shard']})")
+    funnel.add_column("stage")
+    funnel.add_column("count", justify="right")
+    for stage, count in summary["funnel"].items():
+        funnel.add_row(stage, str(count))
+    stdout.print(funnel)
+    if summary["rejections"]:
+        reasons = Table(title="rejection reasons")
+        reasons.add_column("reason")
+        reasons.add_column("count", justify="right")
+        for reason, count in sorted(summary["rejections"].items(), key=lambda kv: -kv[1]):
+            reasons.add_row(reason, str(count))
+        stdout.print(reasons)
+    per_source = Table(title="per source")
+    for column in ("source", "tests", "stable", "candidates", "tried", "emitted"):
+        per_source.add_column(column, justify="left" if column == "source" else "right")
+    for s in summary["sources"]:
+        per_source.add_row(s["name"], *(str(s[k]) for k in ("tests", "stable", "candidates",
+                                                            "tried", "emitted")))
+    stdout.print(per_source)
+
+
+@cli.command()
+@click.argument("source")
+@click.option("--ref", default=None, help="Commit, branch or tag of a git source.")
+@click.option("--repeats", default=2, show_default=True, type=click.IntRange(1))
+@click.option("--timeout", default=300.0, show_default=True, type=float)
+@click.option("--json", "as_json", is_flag=True)
+@sandbox_option
+@cache_option
+def ingest(source: str, ref: str | None, repeats: int, timeout: float, as_json: bool,
+           sandbox: str, cache: str | None) -> None:
+    """Snapshot SOURCE, build its environment, run its baseline; print a summary."""
+    from taskforge.ingest import ingest as run_ingest
+
+    progress = CliProgress()
+    src = run_ingest(source_from_argument(source, ref), cache=cache_root(cache),
+                     base_dir=Path.cwd(), sandbox=get_sandbox(sandbox), repeats=repeats,
+                     timeout=timeout, log=progress.log)
+    info = {
+        "name": src.snapshot.name, "source": src.snapshot.source, "snapshot": src.snapshot.id,
+        "commit": src.snapshot.commit, "license": src.snapshot.license,
+        "environment": {"key": src.env.key, "python": src.env.spec.python,
+                        "pythonpath": list(src.env.pythonpath),
+                        "build_seconds": src.env.build_seconds,
+                        "decisions": list(src.env.spec.decisions)},
+        "tests": len(src.baseline.tests), "stable": len(src.baseline.stable),
+        "flaky": len(src.baseline.flaky), "failing": len(src.baseline.failing),
+        "baseline_seconds": list(src.baseline.run_seconds),
+        "skipped_files": dict(sorted(src.project.skipped.items())),
+    }
+    src.project.parsed_files()  # parse now so syntax errors are reported
+    info["skipped_files"] = dict(sorted(src.project.skipped.items()))
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    table = Table(show_header=False, title=f"ingest: {src.snapshot.name}")
+    for key in ("source", "snapshot", "commit", "license", "tests", "stable", "flaky", "failing",
+                "baseline_seconds"):
+        table.add_row(key, str(info[key]))
+    table.add_row("environment", f"{src.env.key} (python {src.env.spec.python}, "
+                                 f"built in {src.env.build_seconds}s)")
+    table.add_row("import roots", ", ".join(src.env.pythonpath))
+    for decision in src.env.spec.decisions:
+        table.add_row("decision", decision)
+    for path, why in info["skipped_files"].items():
+        table.add_row("skipped", f"{path}: {why}")
+    stdout.print(table)
+
+
+@cli.command()
+@click.argument("source")
+@click.option("--ref", default=None)
+@click.option("--strategy", "strategies", multiple=True, default=("stub-function",),
+              show_default=True)
+@click.option("--min-body-lines", default=3, show_default=True, type=click.IntRange(0))
+@click.option("--min-covering-tests", default=1, show_default=True, type=click.IntRange(0))
+@click.option("--json", "as_json", is_flag=True)
+@sandbox_option
+@cache_option
+def candidates(source: str, ref: str | None, strategies: tuple[str, ...], min_body_lines: int,
+               min_covering_tests: int, as_json: bool, sandbox: str, cache: str | None) -> None:
+    """List SOURCE's deletable features with their covering tests."""
+    from taskforge.delete import SelectOptions, get_strategy
+    from taskforge.ingest import ingest as run_ingest
+
+    progress = CliProgress()
+    src = run_ingest(source_from_argument(source, ref), cache=cache_root(cache),
+                     base_dir=Path.cwd(), sandbox=get_sandbox(sandbox), repeats=2, timeout=300,
+                     log=progress.log)
+    select = SelectOptions(min_covering_tests=min_covering_tests, min_body_lines=min_body_lines)
+    found = [c for name in strategies
+             for c in get_strategy(name).candidates(src.project, src.baseline, select)]
+    for path, why in sorted(src.project.skipped.items()):
+        click.echo(f"taskforge: warning: {path}: {why}", err=True)
+    if as_json:
+        click.echo(json.dumps([{"strategy": c.strategy, "path": c.path, "symbol": c.symbol,
+                                "kind": c.kind, "start_line": c.start_line,
+                                "end_line": c.end_line, "body_lines": c.body_lines,
+                                "import_time": c.import_time,
+                                "covering_tests": list(c.covering_tests)} for c in found],
+                              indent=2))
+        return
+    table = Table(title=f"{len(found)} candidates in {src.snapshot.name}")
+    for column in ("symbol", "where", "body lines", "covering tests"):
+        table.add_column(column)
+    for c in found:
+        table.add_row(c.symbol, f"{c.path}:{c.start_line}-{c.end_line}", str(c.body_lines),
+                      str(len(c.covering_tests)))
+    stdout.print(table)
+
+
+@cli.command()
+@click.argument("tasks", type=click.Path())
+@click.argument("instance_id")
+@cache_option
+def show(tasks: str, instance_id: str, cache: str | None) -> None:
+    """Show a task: statement, deleted symbols, diffs."""
+    from taskforge.tasks import load_tasks
+
+    record = load_tasks(tasks, cache).by_id(instance_id).record
+    stdout.rule(record["instance_id"])
+    stdout.print(f"[bold]repo[/] {record['repo']} @ {record['base_commit'][:12]}   "
+                 f"[bold]strategy[/] {record['strategy']}   [bold]license[/] {record['license']}")
+    for d in record["deleted"]:
+        stdout.print(f"[bold]deleted[/] {d['kind']} {d['symbol']} "
+                     f"({d['path']}:{d['start_line']}-{d['end_line']})")
+    stdout.print(f"[bold]FAIL_TO_PASS[/] {len(record['FAIL_TO_PASS'])}   "
+                 f"[bold]PASS_TO_PASS[/] {len(record['PASS_TO_PASS'])}")
+    stdout.rule("problem statement")
+    stdout.print(record["problem_statement"], markup=False)
+    stdout.rule("deletion_patch")
+    stdout.print(Syntax(record["deletion_patch"], "diff", theme="ansi_dark"))
+    stdout.rule("patch (reference solution)")
+    stdout.print(Syntax(record["patch"], "diff", theme="ansi_dark"))
+
+
+@cli.command()
+@click.argument("tasks", type=click.Path())
+@click.argument("instance_id")
+@click.argument("dest", type=click.Path(file_okay=False))
+@cache_option
+def materialize(tasks: str, instance_id: str, dest: str, cache: str | None) -> None:
+    """Create the agent's starting workspace for a task at DEST."""
+    from taskforge.tasks import load_tasks
+
+    path = load_tasks(tasks, cache).by_id(instance_id).materialize(dest)
+    click.echo(str(path))
+
+
+@cli.command()
+@click.argument("tasks", type=click.Path())
+@click.argument("instance_id")
+@click.argument("workspace", type=click.Path())
+@click.option("--json", "as_json", is_flag=True)
+@sandbox_option
+@cache_option
+def grade(tasks: str, instance_id: str, workspace: str, as_json: bool, sandbox: str,
+          cache: str | None) -> None:
+    """Grade the solution in WORKSPACE: reward 1.0 when every expected test passes."""
+    from taskforge.tasks import load_tasks
+
+    result = load_tasks(tasks, cache).by_id(instance_id).grade(workspace, sandbox=sandbox)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        stdout.print(f"reward {result.reward}  resolved {result.resolved}  "
+                     f"passed {len(result.passed)}  failed {len(result.failed)}  "
+                     f"errors {len(result.errors)}  tampered {list(result.tampered)}")
+
+
+@cli.command()
+@click.argument("tasks", type=click.Path())
+@click.option("--id", "instance_id", default=None, help="Only this task.")
+@click.option("--full-suite", is_flag=True, help="Run F2P and every P2P test, not only the "
+                                                  "targeted set.")
+@click.option("--timeout", default=300.0, show_default=True, type=float)
+@sandbox_option
+@cache_option
+def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float, sandbox: str,
+           cache: str | None) -> None:
+    """Re-verify tasks from scratch; exit 1 if any does not verify."""
+    from taskforge.tasks import load_tasks
+
+    taskset = load_tasks(tasks, cache)
+    chosen = [taskset.by_id(instance_id)] if instance_id else list(taskset)
+    box = get_sandbox(sandbox)
+    failures = 0
+    for n, task in enumerate(chosen, 1):
+        problems = task.reverify(sandbox=box, full_suite=full_suite, timeout=timeout)
+        status = "ok" if not problems else "FAILED: " + "; ".join(problems)
+        failures += bool(problems)
+        click.echo(f"[{n}/{len(chosen)}] {task.instance_id}: {status}", err=True)
+    click.echo(f"{len(chosen) - failures} verified, {failures} failed")
+    if failures:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("directory", type=click.Path())
+def stats(directory: str) -> None:
+    """Yield funnel, rejection reasons and difficulty of a task directory."""
+    from taskforge.stats import collect_stats
+
+    data = collect_stats(Path(directory))
+    render_summary({"out": directory, "shard": ",".join(data["shards"]) or "-",
+                    "funnel": data["funnel"], "rejections": data["rejections"],
+                    "sources": data["sources"]})
+    table = Table(title="tasks by strategy")
+    for column in ("strategy", "tasks", "mean lines deleted", "mean FAIL_TO_PASS"):
+        table.add_column(column, justify="left" if column == "strategy" else "right")
+    for name, row in data["strategies"].items():
+        table.add_row(name, str(row["tasks"]), f"{row['mean_lines_deleted']:.1f}",
+                      f"{row['mean_fail_to_pass']:.1f}")
+    stdout.print(table)
+
+
+def main() -> None:
+    cli(prog_name="taskforge")

@@ -1,0 +1,175 @@
+"""`stub-function`: a function's or method's body becomes `raise NotImplementedError`.
+
+The signature, decorators, annotations and every other byte of the file stay as they were;
+the docstring is kept or dropped per recipe. Applying it twice gives the same text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+
+from taskforge.delete.base import SelectOptions, Strategy, TaskOptions
+from taskforge.delete.project import PythonProject
+from taskforge.errors import Rejected
+from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
+
+SKIP_DECORATORS = {"overload", "abstractmethod", "abc.abstractmethod", "typing.overload"}
+RAISE = cst.parse_statement("raise NotImplementedError\n")
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, cst.SimpleString | cst.ConcatenatedString))
+
+
+def _is_trivial(stmts: Sequence[cst.BaseStatement]) -> bool:
+    """A body with nothing to re-implement: docstring, pass, ..., raise NotImplementedError."""
+    for stmt in stmts:
+        if _is_docstring(stmt):
+            continue
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            if isinstance(small, cst.Pass):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Ellipsis):
+                continue
+            if isinstance(small, cst.Raise) and small.exc is not None and "NotImplementedError" in \
+                    cst.Module([]).code_for_node(small.exc):
+                continue
+            return False
+    return True
+
+
+def _decorator_names(node: cst.FunctionDef) -> set[str]:
+    names = set()
+    for dec in node.decorators:
+        expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+        names.add(cst.Module([]).code_for_node(expr))
+    return names
+
+
+def _body_statements(node: cst.FunctionDef) -> Sequence[cst.BaseStatement]:
+    body = node.body
+    return body.body if isinstance(body, cst.IndentedBlock) else [cst.SimpleStatementLine(body.body)]
+
+
+class _FunctionFinder(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, cst.FunctionDef, int, int, int]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        names = self.get_metadata(QualifiedNameProvider, node)
+        qualname = min((q.name for q in names), default=node.name.value)
+        if "<locals>" in qualname:
+            return  # nested functions are part of their enclosing function
+        position = self.get_metadata(PositionProvider, node)
+        stmts = [s for s in _body_statements(node) if not _is_docstring(s)]
+        if not stmts:
+            return
+        body_start = self.get_metadata(PositionProvider, stmts[0]).start.line
+        def_line = self.get_metadata(PositionProvider, node.name).start.line
+        self.found.append((qualname, node, def_line, body_start, position.end.line))
+
+
+class _Stubber(cst.CSTTransformer):
+    """Replace the body of the function whose name starts on `def_line`."""
+
+    def __init__(self, def_line: int, keep_docstring: bool) -> None:
+        self.def_line = def_line
+        self.keep_docstring = keep_docstring
+        self.applied = False
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef,
+                          updated: cst.FunctionDef) -> cst.FunctionDef:
+        if self.get_metadata(PositionProvider, original.name).start.line != self.def_line:
+            return updated
+        self.applied = True
+        stmts = list(_body_statements(updated))
+        new_body: list[cst.BaseStatement] = []
+        if self.keep_docstring and stmts and _is_docstring(stmts[0]):
+            new_body.append(stmts[0].with_changes(leading_lines=()))
+        new_body.append(RAISE)
+        if isinstance(updated.body, cst.IndentedBlock):
+            # Comments at the end of the block belong to the deleted body; blank lines stay.
+            footer = [line for line in updated.body.footer if line.comment is None]
+            return updated.with_changes(body=updated.body.with_changes(body=new_body,
+                                                                       footer=footer))
+        return updated.with_changes(body=cst.IndentedBlock(body=new_body))
+
+
+def signature_of(module: cst.Module, node: cst.FunctionDef) -> str:
+    """Decorators and `def` line(s), without the body."""
+    header = node.with_changes(body=cst.SimpleStatementSuite([cst.Expr(cst.Ellipsis())]),
+                               leading_lines=())
+    return module.code_for_node(header).rstrip().removesuffix("...").rstrip().rstrip(":") + ":"
+
+
+class StubFunction(Strategy):
+    name = "stub-function"
+
+    def candidates(self, project: PythonProject, baseline: Baseline,
+                   select: SelectOptions) -> list[Candidate]:
+        stable = set(baseline.stable)
+        found: list[Candidate] = []
+        for path, module in project.parsed_files():
+            finder = _FunctionFinder()
+            MetadataWrapper(module, unsafe_skip_copy=True).visit(finder)
+            for qualname, node, def_line, body_start, end_line in finder.found:
+                if _is_trivial(_body_statements(node)):
+                    continue
+                if _decorator_names(node) & SKIP_DECORATORS:
+                    continue
+                body_lines = end_line - body_start + 1
+                if body_lines < select.min_body_lines:
+                    continue
+                tests, import_time = baseline.tests_covering(path, range(body_start, end_line + 1))
+                covering = tuple(sorted(tests & stable))
+                if len(covering) < select.min_covering_tests:
+                    continue
+                kind = "method" if "." in qualname else "function"
+                found.append(Candidate(
+                    strategy=self.name, path=path,
+                    symbol=f"{project.module_name(path)}.{qualname}", kind=kind,
+                    start_line=def_line, end_line=end_line, body_lines=body_lines,
+                    covering_tests=covering, import_time=import_time))
+        return found
+
+    def apply(self, project: PythonProject, candidate: Candidate,
+              options: TaskOptions) -> Deletion:
+        module = project.parse(candidate.path)
+        if module is None:
+            raise Rejected("unparsable", candidate.path)
+        wrapper = MetadataWrapper(module)
+        stubber = _Stubber(candidate.start_line, options.keep_docstrings)
+        new_module = wrapper.visit(stubber)
+        if not stubber.applied:
+            raise Rejected("not-found", candidate.symbol)
+        node = _find(wrapper, candidate.start_line)
+        return Deletion(
+            strategy=self.name,
+            deleted=(DeletedSymbol(candidate.path, candidate.symbol, candidate.kind,
+                                   candidate.start_line, candidate.end_line),),
+            new_texts={candidate.path: new_module.code},
+            statement_facts={
+                "symbol": candidate.symbol, "path": candidate.path, "kind": candidate.kind,
+                "signature": signature_of(module, node),
+                "docstring": node.get_docstring() if options.keep_docstrings else None,
+            })
+
+
+def _find(wrapper: MetadataWrapper, def_line: int) -> cst.FunctionDef:
+    finder = _FunctionFinder()
+    wrapper.visit(finder)
+    for _qualname, node, line, _start, _end in finder.found:
+        if line == def_line:
+            return node
+    raise Rejected("not-found", f"line {def_line}")

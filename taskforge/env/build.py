@@ -1,0 +1,188 @@
+"""Build one virtual environment per snapshot with uv, and cache it by what it is built from.
+
+The project is installed editable, from a throwaway copy, so its metadata and entry points
+exist; then the path hooks that point at that copy are removed and the tests import the
+project from whichever workspace they run in (PYTHONPATH = the import roots found here).
+So one environment serves every task of a snapshot, and no copy of the original code lives
+in the environment.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from uv import find_uv_bin
+
+from taskforge.cache import build_once, digest, read_json, write_json
+from taskforge.errors import UserError
+from taskforge.model import Environment, EnvSpec, Snapshot
+
+FORMAT = 1  # bump when the layout of a built environment changes
+
+
+def environment_key(snapshot_id: str, spec: EnvSpec) -> str:
+    spec_fields = {k: v for k, v in asdict(spec).items() if k != "decisions"}
+    return digest("env", FORMAT, snapshot_id, spec_fields)[:32]
+
+
+def _uv(*args: str, cwd: Path | None = None, cache: Path, extra_env: dict | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "UV_CACHE_DIR": str(cache / "uv"), "UV_PYTHON_DOWNLOADS": "never",
+           "UV_NO_PROGRESS": "1", **(extra_env or {})}
+    return subprocess.run([find_uv_bin(), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True)
+
+
+def _failure(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+    # uv marks its error lines with these prefixes
+    errors = [ln for ln in lines if ln.lower().startswith(("error", "\u00d7", "\u2570", "caused by"))]
+    return " ".join((errors or lines or ["unknown error"])[-2:])[:400]
+
+
+def _python_for(version: str) -> str:
+    """The interpreter uv should use: ours when the version matches, else let uv find one."""
+    if version == f"{sys.version_info.major}.{sys.version_info.minor}":
+        return sys.executable
+    return version
+
+
+def build_environment(snapshot: Snapshot, spec: EnvSpec, cache: Path) -> Environment:
+    key = environment_key(snapshot.id, spec)
+    final = cache / "envs" / key
+    final.parent.mkdir(parents=True, exist_ok=True)
+    build_once(final, lambda staging: _build(snapshot, spec, cache, staging, final))
+    meta = read_json(final / "environment.json")
+    return Environment(key=key, spec=spec, venv=final / "venv",
+                       pythonpath=tuple(meta["pythonpath"]), frozen=tuple(meta["frozen"]),
+                       build_seconds=meta["build_seconds"])
+
+
+def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path, final: Path) -> None:
+    start = time.monotonic()
+    # Built in the staging dir, then its absolute paths are rewritten to the final one
+    # (`build_once` renames staging to final only when everything succeeded).
+    venv = final / "venv"
+    staging_venv = staging / "venv"
+    proc = _uv("venv", "--quiet", "--python", _python_for(spec.python), str(staging_venv),
+               cache=cache)
+    if proc.returncode != 0:
+        raise UserError(f"{snapshot.source}: no Python {spec.python} for the environment: "
+                        f"{_failure(proc)}")
+    python = str(staging_venv / "bin" / "python")
+    site = Path(subprocess.run([python, "-c", "import sysconfig;print(sysconfig.get_paths()"
+                                "['purelib'])"], capture_output=True, text=True,
+                               check=True).stdout.strip())
+    before = set(os.listdir(site))
+    with tempfile.TemporaryDirectory(dir=cache / "tmp", prefix="envbuild-") as scratch:
+        build_copy = Path(scratch) / snapshot.name
+        shutil.copytree(snapshot.root, build_copy, symlinks=True)
+        args = ["pip", "install", "--quiet", "--python", python]
+        if spec.project_install:
+            args += ["-e", str(build_copy) + spec.project_install[1:]]
+        args += list(spec.requirements)
+        proc = _uv(*args, cwd=build_copy, cache=cache)
+        if proc.returncode != 0:
+            raise UserError(f"{snapshot.source}: cannot build the environment: {_failure(proc)}")
+        for command in spec.install:
+            shell = subprocess.run(
+                command, shell=True, cwd=build_copy, capture_output=True, text=True,
+                env={**os.environ, "VIRTUAL_ENV": str(staging_venv),
+                     "UV_CACHE_DIR": str(cache / "uv"),
+                     "PATH": f"{staging_venv / 'bin'}:{Path(find_uv_bin()).parent}:"
+                             f"{os.environ.get('PATH', '')}"})
+            if shell.returncode != 0:
+                raise UserError(f"{snapshot.source}: install command failed: {command}: "
+                                f"{_failure(shell)}")
+        pythonpath = _remove_path_hooks(site, set(os.listdir(site)) - before, build_copy)
+    if not pythonpath:
+        pythonpath = _guess_roots(snapshot.root)
+    frozen = _uv("pip", "freeze", "--exclude-editable", "--python", python,
+                 cache=cache).stdout.split()
+    write_json(staging / "environment.json", {
+        "spec": asdict(spec), "pythonpath": pythonpath, "frozen": frozen,
+        "build_seconds": round(time.monotonic() - start, 3), "venv": str(venv),
+    })
+    _relocate_venv(staging_venv, venv)
+
+
+def _remove_path_hooks(site: Path, added: set[str], build_copy: Path) -> list[str]:
+    """Delete the editable install's path hooks; return the import roots they pointed to."""
+    roots: set[str] = set()
+    for name in sorted(added):
+        path = site / name
+        if name.endswith(".pth"):
+            for line in path.read_text(errors="replace").splitlines():
+                line = line.strip()
+                if line and not line.startswith(("#", "import ")):
+                    roots.add(_relative(Path(line), build_copy))
+            path.unlink()
+        elif name.startswith("__editable__") and name.endswith(".py"):
+            roots |= {_relative(Path(p).parent, build_copy) for p in _finder_mapping(path)}
+            path.unlink()
+    roots.discard("")
+    return sorted(roots)
+
+
+def _finder_mapping(finder: Path) -> list[str]:
+    """The package paths in a setuptools editable finder's MAPPING dict."""
+    try:
+        tree = ast.parse(finder.read_text())
+    except SyntaxError:
+        return []
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name) and target.id == "MAPPING" and node.value is not None:
+            try:
+                mapping = ast.literal_eval(node.value)
+            except ValueError:
+                return []
+            return [str(v) for v in mapping.values()]
+    return []
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        rel = path.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return ""
+    return rel or "."
+
+
+def _guess_roots(root: Path) -> list[str]:
+    src = root / "src"
+    if src.is_dir() and any(p.is_dir() and (p / "__init__.py").exists() for p in src.iterdir()):
+        return ["src"]
+    return ["."]
+
+
+def _relocate_venv(staging_venv: Path, venv: Path) -> None:
+    """Rewrite the staging path to the final one in the venv's text files (scripts, cfg)."""
+    old, new = str(staging_venv).encode(), str(venv).encode()
+    for dirpath, _dirs, files in os.walk(staging_venv):
+        for name in files:
+            path = Path(dirpath) / name
+            if path.is_symlink() or path.suffix in (".so", ".pyc"):
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            if old in data and b"\0" not in data[:1024]:
+                path.write_bytes(data.replace(old, new))
+
+
+def describe(env: Environment) -> dict:
+    return {"key": env.key, "python": env.spec.python, "pythonpath": list(env.pythonpath),
+            "frozen": list(env.frozen), "decisions": list(env.spec.decisions)}
+
+

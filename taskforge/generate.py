@@ -1,0 +1,193 @@
+"""`generate`: a recipe in, verified task shards out. The CLI and the library both call this."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from taskforge.cache import cache_root
+from taskforge.delete import get_strategy
+from taskforge.errors import Rejected
+from taskforge.executors import get_executor
+from taskforge.ingest import IngestedSource, ingest
+from taskforge.model import Candidate
+from taskforge.recipe import Recipe, load_recipe
+from taskforge.sandbox import Sandbox, get_sandbox
+from taskforge.store.shards import Journal, shard_name, write_manifest, write_shard
+from taskforge.store.snapshots import export_snapshot
+from taskforge.taskmaker import make_task
+
+# Rejections that happen before anything is deleted.
+NOT_DELETED = ("not-found", "no-change", "unparsable", "runs-at-import")
+
+
+@dataclass
+class Summary:
+    """What a run did: the funnel, the reasons for rejection, per-source figures."""
+
+    out: Path
+    shard: str
+    funnel: dict[str, int] = field(default_factory=dict)
+    rejections: dict[str, int] = field(default_factory=dict)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    shard_file: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"out": str(self.out), "shard": self.shard, "funnel": self.funnel,
+                "rejections": self.rejections, "sources": self.sources,
+                "warnings": self.warnings, "shard_file": self.shard_file}
+
+
+class Progress:
+    """What a long run reports: the CLI renders it as a bar, the library ignores it."""
+
+    def log(self, message: str) -> None: ...
+    def start(self, total: int) -> None: ...
+    def advance(self, message: str) -> None: ...
+
+
+def _unit(*parts: str) -> float:
+    """A deterministic number in [0, 1) from the parts."""
+    h = hashlib.sha256("\0".join(parts).encode()).digest()
+    return (int.from_bytes(h[:8], "big") + 0.5) / 2**64
+
+
+def order_candidates(candidates: list[Candidate], weights: dict[str, float], seed: int,
+                     snapshot_id: str) -> list[Candidate]:
+    """A seeded, weighted order (Efraimidis-Spirakis keys): heavier strategies come earlier."""
+    def key(c: Candidate) -> tuple[float, str]:
+        return (-(_unit(str(seed), snapshot_id, c.key) ** (1.0 / weights[c.strategy])), c.key)
+    return sorted(candidates, key=key)
+
+
+def in_shard(snapshot_id: str, candidate: Candidate, index: int, count: int) -> bool:
+    """Stable by candidate, not by position: the N shards partition the unsharded work."""
+    h = hashlib.sha256(f"{snapshot_id}\0{candidate.key}".encode()).digest()
+    return int.from_bytes(h[:8], "big") % count == index
+
+
+def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[int, int] = (0, 1),
+             workers: int = 1, executor: str = "local", ray_address: str | None = None,
+             sandbox: str | None = None, limit: int | None = None, seed: int | None = None,
+             resume: bool = True, cache: str | Path | None = None,
+             progress: Progress | None = None) -> Summary:
+    recipe = load_recipe(recipe_path)
+    progress = progress or Progress()
+    cache_dir = cache_root(cache)
+    box = get_sandbox(sandbox or recipe.sandbox)
+    seed = recipe.seed if seed is None else seed
+    pool = get_executor(executor, workers, ray_address)
+    out_dir = Path(out)
+    # Everything that can fail on bad input happens before anything is written to `out`.
+    sources = [ingest(spec, cache=cache_dir, base_dir=Path.cwd(), sandbox=box,
+                      repeats=recipe.verify.repeats, timeout=recipe.verify.timeout_s,
+                      log=progress.log) for spec in recipe.sources]
+    strategies = {name: get_strategy(name) for name in recipe.strategies}
+    summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}")
+    plan: list[tuple[IngestedSource, list[Candidate]]] = []
+    funnel: Counter[str] = Counter()
+    for source in sources:
+        found = [c for s in strategies.values()
+                 for c in s.candidates(source.project, source.baseline, recipe.select)]
+        summary.warnings += [f"{source.snapshot.name}: {p}: {why}"
+                             for p, why in sorted(source.project.skipped.items())]
+        funnel["candidates"] += len(found)
+        mine = [c for c in found if in_shard(source.snapshot.id, c, *shard)]
+        plan.append((source, order_candidates(mine, recipe.strategies, seed, source.snapshot.id)))
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    journal = Journal(out_dir / ".journal" / shard_name(*shard), resume=resume)
+    records: list[dict[str, Any]] = []
+    rejections: Counter[str] = Counter()
+    budget = limit
+    for source, ordered in plan:
+        cap = recipe.max_tasks_per_source if budget is None else min(
+            recipe.max_tasks_per_source, budget)
+        emitted, tried = _run_source(source, ordered, cap, recipe, strategies, box, cache_dir,
+                                     pool, journal, progress, seed)
+        for entry in tried:
+            funnel["tried"] += 1
+            if entry["status"] == "rejected":
+                rejections[entry["reason"]] += 1
+                if entry["reason"] not in NOT_DELETED:
+                    funnel["deleted"] += 1
+            else:
+                funnel["deleted"] += 1
+                funnel["verified"] += 1
+        records += emitted
+        funnel["emitted"] += len(emitted)
+        if budget is not None:
+            budget -= len(emitted)
+        summary.sources.append({
+            "name": source.snapshot.name, "source": source.snapshot.source,
+            "snapshot": source.snapshot.id, "commit": source.snapshot.commit,
+            "license": source.snapshot.license, "tests": len(source.baseline.tests),
+            "stable": len(source.baseline.stable), "flaky": len(source.baseline.flaky),
+            "baseline_seconds": list(source.baseline.run_seconds),
+            "env_build_seconds": source.env.build_seconds,
+            "candidates": sum(1 for _ in ordered), "tried": len(tried), "emitted": len(emitted)})
+        if emitted:
+            export_snapshot(source.snapshot.root, source.snapshot.id, out_dir)
+
+    shard_path = write_shard(out_dir, shard[0], shard[1], records)
+    summary.funnel = {k: funnel[k] for k in ("candidates", "tried", "deleted", "verified",
+                                             "emitted")}
+    summary.rejections = dict(sorted(rejections.items()))
+    summary.shard_file = shard_path.name
+    write_manifest(out_dir, {
+        "recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
+        "shard": summary.shard, "generator": {"version": version("taskforge")},
+        "counts": {"tasks": len(records)}, "funnel": summary.funnel,
+        "rejections": summary.rejections,
+        "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
+        "warnings": summary.warnings,
+    })
+    return summary
+
+
+def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, recipe: Recipe,
+                strategies: dict, box: Sandbox, cache: Path, pool: Any, journal: Journal,
+                progress: Progress, seed: int) -> tuple[list[dict], list[dict]]:
+    """Verify candidates in their seeded order until `cap` tasks are emitted.
+
+    Work goes out in waves of the pool's width; the emitted tasks are the first `cap`
+    successes in the seeded order, so the result does not depend on timing or workers.
+    """
+    results: dict[str, dict[str, Any]] = {}
+    position = 0
+    progress.start(len(ordered))
+
+    def job(candidate: Candidate) -> dict[str, Any]:
+        key = f"{source.snapshot.id}:{candidate.key}"
+        if key in journal.done:
+            return journal.done[key]
+        try:
+            record = make_task(source, strategies[candidate.strategy], candidate,
+                               options=recipe.task, sandbox=box, cache=cache,
+                               repeats=recipe.verify.repeats, timeout=recipe.verify.timeout_s,
+                               recipe_sha256=recipe.sha256, seed=seed)
+            entry = {"key": key, "status": "emitted", "record": record}
+        except Rejected as rejected:
+            entry = {"key": key, "status": "rejected", "reason": rejected.reason,
+                     "detail": rejected.detail}
+        journal.add(entry)
+        return entry
+
+    def emitted_so_far() -> int:
+        return sum(e["status"] == "emitted" for e in results.values())
+
+    while position < len(ordered) and emitted_so_far() < cap:
+        wave = ordered[position:position + max(pool.workers, cap - emitted_so_far())]
+        for candidate, entry in pool.map_unordered(job, wave):
+            results[candidate.key] = entry
+            outcome = "task" if entry["status"] == "emitted" else f"rejected: {entry['reason']}"
+            progress.advance(f"{source.snapshot.name} {candidate.symbol}: {outcome}")
+        position += len(wave)
+    tried = [results[c.key] for c in ordered[:position] if c.key in results]
+    emitted = [e["record"] for e in tried if e["status"] == "emitted"][:cap]
+    return emitted, tried

@@ -1,0 +1,27 @@
+"""Build a task workspace: the snapshot's files, the deletion applied, sanitized, fresh git."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from taskforge.errors import UserError
+from taskforge.patches import apply_patch
+from taskforge.sanitize import sanitize_workspace
+
+
+def materialize_record(record: dict[str, Any], snapshot_root: Path,
+                       dest: Path) -> tuple[Path, dict[str, list[str]]]:
+    """Create `dest` as the agent's starting workspace for `record`; it must not exist yet
+    (or be an empty directory). Returns it with the artifacts the sanitizer removed."""
+    dest = Path(dest)
+    if dest.exists() and any(dest.iterdir()):
+        raise UserError(f"{dest}: destination exists and is not empty")
+    if dest.exists():
+        dest.rmdir()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(snapshot_root, dest, symlinks=True)
+    apply_patch(dest, record["deletion_patch"])
+    removed = sanitize_workspace(dest)
+    return dest, removed

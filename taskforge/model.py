@@ -1,0 +1,160 @@
+"""The immutable records every stage shares. Stages talk only through these."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+SourceKind = Literal["path", "git", "pypi"]
+Outcome = Literal["passed", "failed", "error", "skipped"]
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One entry of a recipe's `sources`: where the code comes from and per-source overrides."""
+
+    kind: SourceKind
+    location: str
+    ref: str | None = None
+    install: tuple[str, ...] | None = None
+    test_command: str | None = None
+    python: str | None = None
+
+    def describe(self) -> str:
+        if self.kind == "pypi":
+            return f"pypi:{self.location}"
+        if self.kind == "git" and self.ref:
+            return f"{self.location}@{self.ref}"
+        return self.location
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One source at one commit. `id` is the git tree hash of its files (content address)."""
+
+    id: str
+    name: str
+    source: str
+    commit: str
+    root: Path
+    license: str | None
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What an environment is built from; recorded in every task so it can be rebuilt elsewhere."""
+
+    python: str
+    project_install: str | None  # extras spec for an editable install, e.g. ".[test]"; None: no build
+    requirements: tuple[str, ...]  # extra requirement strings (test deps, tools)
+    install: tuple[str, ...]  # recipe override: shell commands run inside the venv
+    test_command: tuple[str, ...]  # argv of the test runner, before taskforge's own options
+    decisions: tuple[str, ...] = ()  # human-readable notes on how this spec was detected
+
+
+@dataclass(frozen=True)
+class Environment:
+    key: str
+    spec: EnvSpec
+    venv: Path
+    pythonpath: tuple[str, ...]  # workspace-relative import roots
+    frozen: tuple[str, ...]  # resolved package versions
+    build_seconds: float
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """The results of one pytest invocation, read from its JUnit XML."""
+
+    outcomes: dict[str, Outcome]
+    exit_code: int
+    wall_seconds: float
+    pytest_seconds: float
+    timed_out: bool = False
+    log_tail: str = ""
+
+    def passed(self) -> set[str]:
+        return {t for t, o in self.outcomes.items() if o == "passed"}
+
+    def not_passed(self) -> set[str]:
+        return {t for t, o in self.outcomes.items() if o != "passed"}
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The snapshot's suite in its environment: what passes reliably and what runs which lines."""
+
+    key: str
+    tests: tuple[str, ...]
+    stable: tuple[str, ...]
+    flaky: tuple[str, ...]
+    failing: tuple[str, ...]
+    run_seconds: tuple[float, ...]
+    # path -> line -> indexes into `tests`; index -1 marks lines run outside any test (import time)
+    coverage: dict[str, dict[int, tuple[int, ...]]] = field(repr=False, default_factory=dict)
+
+    def tests_covering(self, path: str, lines: range) -> tuple[set[str], bool]:
+        """Tests that executed any of `lines` of `path`, and whether they also ran at import time."""
+        by_line = self.coverage.get(path, {})
+        tests: set[str] = set()
+        import_time = False
+        for line in lines:
+            for idx in by_line.get(line, ()):
+                if idx < 0:
+                    import_time = True
+                else:
+                    tests.add(self.tests[idx])
+        return tests, import_time
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A deletable unit, found by a strategy, with the stable tests that executed it."""
+
+    strategy: str
+    path: str
+    symbol: str
+    kind: str
+    start_line: int
+    end_line: int
+    body_lines: int
+    covering_tests: tuple[str, ...]
+    import_time: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.strategy}:{self.path}::{self.symbol}"
+
+
+@dataclass(frozen=True)
+class DeletedSymbol:
+    path: str
+    symbol: str
+    kind: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """The result of applying a strategy: new file texts and what was removed."""
+
+    strategy: str
+    deleted: tuple[DeletedSymbol, ...]
+    new_texts: dict[str, str]  # path -> text in the task state
+    statement_facts: dict[str, Any]  # signature, docstring, module: what a statement may say
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    reward: float
+    resolved: bool
+    passed: tuple[str, ...]
+    failed: tuple[str, ...]
+    errors: tuple[str, ...]
+    tampered: tuple[str, ...]
+    duration_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,167 @@
+"""Recipes: YAML, validated strictly. Every mistake is one line naming the file and the key."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from taskforge.delete import STRATEGIES, SelectOptions, TaskOptions
+from taskforge.errors import UserError
+from taskforge.model import SourceSpec
+from taskforge.sandbox import NAMES as SANDBOX_NAMES
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    repeats: int = 2
+    timeout_s: float = 300.0
+    full_suite: bool = False
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    path: Path
+    sha256: str
+    seed: int
+    sources: tuple[SourceSpec, ...]
+    strategies: dict[str, float]
+    select: SelectOptions
+    max_tasks_per_source: int
+    task: TaskOptions
+    verify: VerifyOptions
+    sandbox: str
+    base_dir: Path = field(default=Path("."))
+
+
+class _Checker:
+    def __init__(self, file: Path) -> None:
+        self.file = file
+
+    def fail(self, where: str, message: str) -> UserError:
+        return UserError(f"{self.file}: {where}: {message}" if where else f"{self.file}: {message}")
+
+    def mapping(self, value: Any, where: str, allowed: set[str]) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected a mapping, got {type(value).__name__}")
+        for key in value:
+            if key not in allowed:
+                prefix = f"{where}." if where else ""
+                raise self.fail(f"{prefix}{key}", f"unknown key (allowed: {', '.join(sorted(allowed))})")
+        return value
+
+    def typed(self, table: dict[str, Any], key: str, where: str, kind: type | tuple[type, ...],
+              default: Any) -> Any:
+        value = table.get(key, default)
+        name = f"{where}.{key}" if where else key
+        if isinstance(value, bool) and kind in (int, float, (int, float)):
+            raise self.fail(name, f"expected a number, got {value!r}")
+        if not isinstance(value, kind):
+            expected = kind.__name__ if isinstance(kind, type) else "number"
+            raise self.fail(name, f"expected {expected}, got {type(value).__name__}")
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+            raise self.fail(name, "must not be negative")
+        return value
+
+
+TOP_KEYS = {"name", "seed", "sources", "strategies", "select", "task", "verify", "sandbox"}
+SOURCE_KEYS = {"path", "git", "pypi", "ref", "install", "test_command", "python"}
+SELECT_KEYS = {"min_covering_tests", "min_body_lines", "max_tasks_per_source"}
+TASK_KEYS = {"tests_visible", "keep_docstrings"}
+VERIFY_KEYS = {"repeats", "timeout_s", "full_suite"}
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    file = Path(path)
+    if not file.is_file():
+        raise UserError(f"{file}: recipe file does not exist")
+    raw_bytes = file.read_bytes()
+    try:
+        data = yaml.safe_load(raw_bytes)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "YAML"
+        raise UserError(f"{file}: {where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+    c = _Checker(file)
+    top = c.mapping(data, "", TOP_KEYS)
+    if "name" not in top:
+        raise c.fail("name", "missing")
+    name = c.typed(top, "name", "", str, None)
+    seed = c.typed(top, "seed", "", int, 0)
+    raw_sources = top.get("sources")
+    if not isinstance(raw_sources, list) or not raw_sources:
+        raise c.fail("sources", "expected a non-empty list of sources")
+    sources = tuple(_source(c, s, f"sources[{i}]") for i, s in enumerate(raw_sources))
+    strategies = _strategies(c, top.get("strategies", ["stub-function"]))
+    sel = c.mapping(top.get("select"), "select", SELECT_KEYS)
+    select = SelectOptions(
+        min_covering_tests=c.typed(sel, "min_covering_tests", "select", int, 1),
+        min_body_lines=c.typed(sel, "min_body_lines", "select", int, 3))
+    max_tasks = c.typed(sel, "max_tasks_per_source", "select", int, 50)
+    tsk = c.mapping(top.get("task"), "task", TASK_KEYS)
+    task = TaskOptions(keep_docstrings=c.typed(tsk, "keep_docstrings", "task", bool, True),
+                       tests_visible=c.typed(tsk, "tests_visible", "task", bool, True))
+    if not task.tests_visible:
+        raise c.fail("task.tests_visible", "hidden tests are not supported yet; use true")
+    ver = c.mapping(top.get("verify"), "verify", VERIFY_KEYS)
+    verify = VerifyOptions(repeats=c.typed(ver, "repeats", "verify", int, 2),
+                           timeout_s=float(c.typed(ver, "timeout_s", "verify", (int, float), 300)),
+                           full_suite=c.typed(ver, "full_suite", "verify", bool, False))
+    if verify.repeats < 1:
+        raise c.fail("verify.repeats", "must be at least 1")
+    sandbox = c.typed(top, "sandbox", "", str, "auto")
+    if sandbox not in SANDBOX_NAMES:
+        raise c.fail("sandbox", f"unknown sandbox {sandbox!r} (choose {', '.join(SANDBOX_NAMES)})")
+    return Recipe(name=name, path=file, sha256=hashlib.sha256(raw_bytes).hexdigest(), seed=seed,
+                  sources=sources, strategies=strategies, select=select,
+                  max_tasks_per_source=max_tasks, task=task, verify=verify, sandbox=sandbox,
+                  base_dir=file.resolve().parent)
+
+
+def _source(c: _Checker, raw: Any, where: str) -> SourceSpec:
+    table = c.mapping(raw, where, SOURCE_KEYS)
+    kinds = [k for k in ("path", "git", "pypi") if k in table]
+    if len(kinds) != 1:
+        raise c.fail(where, "give exactly one of path, git, pypi")
+    kind = kinds[0]
+    location = c.typed(table, kind, where, str, None)
+    if "ref" in table and kind != "git":
+        raise c.fail(f"{where}.ref", "only git sources take a ref")
+    ref = c.typed(table, "ref", where, (str, int), None) if "ref" in table else None
+    install = table.get("install")
+    if install is not None:
+        if isinstance(install, str):
+            install = [install]
+        if not isinstance(install, list) or not all(isinstance(i, str) for i in install):
+            raise c.fail(f"{where}.install", "expected a command or a list of commands")
+    test_command = c.typed(table, "test_command", where, str, None) \
+        if "test_command" in table else None
+    python = table.get("python")
+    if python is not None:
+        python = str(python)
+    return SourceSpec(kind=kind, location=location, ref=str(ref) if ref is not None else None,
+                      install=tuple(install) if install is not None else None,
+                      test_command=test_command, python=python)
+
+
+def _strategies(c: _Checker, raw: Any) -> dict[str, float]:
+    items: dict[str, float] = {}
+    entries = raw if isinstance(raw, list) else [raw] if isinstance(raw, dict | str) else None
+    if not entries:
+        raise c.fail("strategies", "expected a list of strategy names")
+    for entry in entries:
+        pairs = entry.items() if isinstance(entry, dict) else [(entry, 1.0)]
+        for name, weight in pairs:
+            if name not in STRATEGIES:
+                raise c.fail("strategies", f"unknown strategy {name!r} "
+                                           f"(known: {', '.join(sorted(STRATEGIES))})")
+            if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
+                raise c.fail(f"strategies.{name}", "weight must be a positive number")
+            items[name] = float(weight)
+    return items

@@ -1,0 +1,92 @@
+"""Turn a tree on disk or a git commit into a cached, content-addressed snapshot."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+from taskforge.cache import build_once, read_json, write_json
+from taskforge.errors import UserError
+from taskforge.gitcmd import FIXED_ENV, commit_tree, git
+from taskforge.model import Snapshot
+from taskforge.sanitize.rules import VCS_DIRS, git_exclude_lines, rule_for
+from taskforge.sources.license import detect_license
+
+
+def check_symlinks(root: Path) -> None:
+    """Refuse a tree with a symlink that leads outside it: following it would read the host."""
+    real_root = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in VCS_DIRS and not rule_for(d, True)]
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                target = path.resolve()
+                if target != real_root and real_root not in target.parents:
+                    raise UserError(
+                        f"{path}: symlink points outside the source tree (-> {os.readlink(path)})"
+                    )
+
+
+def archive_commit(git_dir: Path, commit: str, dest: Path) -> None:
+    """Extract the files of `commit` into `dest` (no .git), refusing unsafe members."""
+    proc = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit],
+                          capture_output=True, check=True, env={**os.environ, **FIXED_ENV})
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+        tar.extractall(dest, filter="data")
+
+
+def snapshot_from_git(git_dir: Path, commit: str, *, name: str, source: str,
+                      cache: Path) -> Snapshot:
+    tree = git("rev-parse", f"{commit}^{{tree}}", git_dir=git_dir)
+    final = cache / "snapshots" / tree
+    final.parent.mkdir(parents=True, exist_ok=True)
+    build_once(final, lambda staging: archive_commit(git_dir, commit, staging / "tree"))
+    root = final / "tree"
+    return Snapshot(id=tree, name=name, source=source, commit=commit, root=root,
+                    license=detect_license(root))
+
+
+def snapshot_from_tree(tree_root: Path, *, name: str, source: str, cache: Path) -> Snapshot:
+    """Hash `tree_root` (artifacts and VCS dirs excluded) and store it unless already cached."""
+    if not tree_root.is_dir():
+        raise UserError(f"{tree_root}: source path does not exist or is not a directory")
+    check_symlinks(tree_root)
+    tmp = cache / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=tmp, prefix="hash-") as scratch:
+        git_dir = Path(scratch) / "git"
+        commit = commit_tree(tree_root, git_dir, f"snapshot of {name}", exclude=git_exclude_lines())
+        files = git("ls-tree", "-r", "--name-only", commit, git_dir=git_dir)
+        if not files:
+            raise UserError(f"{tree_root}: source has no files")
+        return snapshot_from_git(git_dir, commit, name=name, source=source, cache=cache)
+
+
+def remember(cache: Path, key: str, snapshot: Snapshot) -> None:
+    write_json(cache / "sources" / f"{key}.json",
+               {"id": snapshot.id, "name": snapshot.name, "source": snapshot.source,
+                "commit": snapshot.commit, "license": snapshot.license})
+
+
+def recall(cache: Path, key: str) -> Snapshot | None:
+    """A snapshot an earlier run made from the same immutable source, if it is still cached."""
+    index = cache / "sources" / f"{key}.json"
+    if not index.is_file():
+        return None
+    meta = read_json(index)
+    root = cache / "snapshots" / meta["id"] / "tree"
+    if not root.is_dir():
+        return None
+    return Snapshot(id=meta["id"], name=meta["name"], source=meta["source"],
+                    commit=meta["commit"], root=root, license=meta["license"])
+
+
+def discard(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

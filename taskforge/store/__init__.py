@@ -1,0 +1,1 @@
+"""The output directory: shards, journal, manifest and the snapshots tasks need."""

@@ -1,0 +1,101 @@
+"""Shard files, the resume journal and the manifest of an output directory.
+
+Work results are appended to a journal one complete line at a time (flushed and fsynced),
+so a killed run loses at most the candidate it was working on; the shard file itself is
+written once, atomically, sorted by instance id, so it is byte-identical however often the
+run was interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from taskforge.cache import sha256_file, write_atomic, write_json
+from taskforge.errors import UserError
+
+TIMING_FIELDS = ("created_at",)
+
+
+def shard_name(index: int, count: int) -> str:
+    return f"tasks-{index:05d}-of-{count:05d}.jsonl"
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`I/N` with 0 <= I < N (0-based, like a data-parallel rank)."""
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise UserError(f"--shard {text}: expected I/N, e.g. 0/4") from None
+    if n < 1 or not 0 <= i < n:
+        raise UserError(f"--shard {text}: need 0 <= I < N")
+    return i, n
+
+
+class Journal:
+    """Append-only record of finished candidates, keyed by candidate id."""
+
+    def __init__(self, path: Path, resume: bool) -> None:
+        self.path = path
+        self.done: dict[str, dict[str, Any]] = {}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not resume and path.exists():
+            path.unlink()
+        if path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # the torn last line of a killed run
+                self.done[entry["key"]] = entry
+            # Rewrite without a torn tail so appends start on a fresh line.
+            write_atomic(path, "".join(json.dumps(e, sort_keys=True) + "\n"
+                                       for e in self.done.values()))
+
+    def add(self, entry: dict[str, Any]) -> None:
+        self.done[entry["key"]] = entry
+        with self.path.open("a") as f:
+            f.write(json.dumps(entry, sort_keys=True) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def write_shard(out: Path, index: int, count: int, records: list[dict[str, Any]]) -> Path:
+    path = out / shard_name(index, count)
+    ordered = sorted(records, key=lambda r: r["instance_id"])
+    write_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in ordered))
+    return path
+
+
+def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    shards = {p.name: sha256_file(p) for p in sorted(out.glob("tasks-*-of-*.jsonl"))}
+    write_json(out / "manifest.json", {**manifest, "shards": shards})
+
+
+def read_records(tasks: Path) -> list[dict[str, Any]]:
+    """Every task record of an output directory (all shards) or of one shard file."""
+    if tasks.is_dir():
+        files = sorted(tasks.glob("tasks-*.jsonl"))
+        if not files:
+            raise UserError(f"{tasks}: no task shards (tasks-*.jsonl) in this directory")
+    elif tasks.is_file():
+        files = [tasks]
+    else:
+        raise UserError(f"{tasks}: no such task directory or shard file")
+    records = []
+    for file in files:
+        for n, line in enumerate(file.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise UserError(f"{file}:{n}: not a JSON task record") from None
+    return records
+
+
+def task_dir(tasks: Path) -> Path:
+    """The output directory a TASKS argument belongs to (where snapshots/ lives)."""
+    return tasks if tasks.is_dir() else tasks.parent

@@ -1,0 +1,125 @@
+"""Tasks as a loader sees them: a record plus the directory that holds its snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from taskforge.cache import cache_root
+from taskforge.env import build_environment
+from taskforge.errors import UserError
+from taskforge.grade import grade_workspace
+from taskforge.materialize import materialize_record
+from taskforge.model import Environment, EnvSpec, GradeResult, Snapshot
+from taskforge.sandbox import Sandbox, get_sandbox
+from taskforge.store.shards import read_records, task_dir
+from taskforge.store.snapshots import snapshot_root
+from taskforge.testing.runner import split_command
+from taskforge.verify import label_tests
+from taskforge.workspace import scratch_dir
+
+
+@dataclass
+class Task:
+    record: dict[str, Any]
+    directory: Path
+    cache: Path | None = None
+
+    @property
+    def instance_id(self) -> str:
+        return self.record["instance_id"]
+
+    def _cache(self) -> Path:
+        return cache_root(self.cache)
+
+    def snapshot_root(self) -> Path:
+        return snapshot_root(self.directory, self.record["snapshot"], self._cache())
+
+    def environment(self) -> Environment:
+        """The task's environment, rebuilt from its recorded spec on first use."""
+        e = self.record["environment"]
+        spec = EnvSpec(python=e["python"], project_install=e["project_install"],
+                       requirements=tuple(e["requirements"]), install=tuple(e["install"]),
+                       test_command=split_command(e["test_command"]))
+        root = self.snapshot_root()
+        snapshot = Snapshot(id=self.record["snapshot"], name=self.record["repo"],
+                            source=self.record["source"], commit=self.record["base_commit"],
+                            root=root, license=self.record["license"])
+        return build_environment(snapshot, spec, self._cache())
+
+    def materialize(self, dest: str | Path) -> Path:
+        """A fresh, sanitized workspace for the agent at `dest`."""
+        workspace, _removed = materialize_record(self.record, self.snapshot_root(), Path(dest))
+        return workspace
+
+    def grade(self, workspace: str | Path, *, sandbox: str | Sandbox = "auto",
+              timeout: float = 300.0) -> GradeResult:
+        box = get_sandbox(sandbox) if isinstance(sandbox, str) else sandbox
+        solution = Path(workspace)
+        if not solution.is_dir():
+            raise UserError(f"{solution}: workspace does not exist")
+        return grade_workspace(self.record, solution, self.snapshot_root(), self.environment(),
+                               box, self._cache(), timeout)
+
+    def reverify(self, *, sandbox: Sandbox, full_suite: bool = False,
+                 timeout: float = 300.0) -> list[str]:
+        """Re-run the protocol from scratch; return the problems found (empty: verified)."""
+        record = self.record
+        f2p = set(record["FAIL_TO_PASS"])
+        tests = sorted(f2p | set(record["PASS_TO_PASS"])) if full_suite \
+            else list(record["verification"]["tests_run"])
+        env = self.environment()
+        with scratch_dir(self._cache(), prefix="reverify-") as scratch:
+            workspace = self.materialize(scratch / "workspace")
+            labels = label_tests(workspace, record["patch"], tests, env, sandbox,
+                                 repeats=record["verification"]["repeats"], timeout=timeout)
+        problems = []
+        if set(labels.fail_to_pass) != f2p:
+            extra = sorted(set(labels.fail_to_pass) - f2p)
+            missing = sorted(f2p - set(labels.fail_to_pass))
+            problems.append(f"FAIL_TO_PASS differs: now failing but not listed {extra[:5]}, "
+                            f"listed but not failing {missing[:5]}")
+        if labels.unstable:
+            problems.append(f"unstable in the task state: {labels.unstable[:5]}")
+        if labels.reference_failures:
+            problems.append(f"fail with the reference: {labels.reference_failures[:5]}")
+        return problems
+
+
+class TaskSet:
+    """The tasks of an output directory (or one shard file), in instance-id order."""
+
+    def __init__(self, tasks: list[Task]) -> None:
+        self._tasks = tasks
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __getitem__(self, index: int) -> Task:
+        return self._tasks[index]
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self._tasks)
+
+    def by_id(self, instance_id: str) -> Task:
+        for task in self._tasks:
+            if task.instance_id == instance_id:
+                return task
+        raise UserError(f"no task with instance_id {instance_id!r}")
+
+    def shard(self, rank: int, world_size: int) -> TaskSet:
+        """Every `world_size`-th task starting at `rank`: disjoint across ranks."""
+        if world_size < 1 or not 0 <= rank < world_size:
+            raise ValueError("need 0 <= rank < world_size")
+        return TaskSet(self._tasks[rank::world_size])
+
+
+def load_tasks(path: str | Path, cache: str | Path | None = None) -> TaskSet:
+    tasks_path = Path(path)
+    records = read_records(tasks_path)
+    directory = task_dir(tasks_path)
+    cache_dir = Path(cache) if cache else None
+    ordered = sorted(records, key=lambda r: r["instance_id"])
+    return TaskSet([Task(r, directory, cache_dir) for r in ordered])

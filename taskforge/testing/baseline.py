@@ -1,0 +1,77 @@
+"""The baseline: the snapshot's suite run repeatedly, once with per-test coverage.
+
+Tests that pass in every run are the stable set; tests whose outcome changes between runs
+(one run is in reverse order, to expose order dependence) are flaky and never used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+from taskforge.cache import digest, read_json, write_json
+from taskforge.errors import UserError
+from taskforge.model import Baseline, Environment, Snapshot, TestRun
+from taskforge.sandbox import Sandbox
+from taskforge.testing.runner import run_tests
+from taskforge.testing.testmap import read_test_map
+from taskforge.workspace import scratch_copy, scratch_dir
+
+FORMAT = 1
+
+
+def baseline_key(snapshot: Snapshot, env: Environment, repeats: int) -> str:
+    return digest("baseline", FORMAT, snapshot.id, env.key, repeats)[:32]
+
+
+def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
+                 repeats: int, timeout: float) -> Baseline:
+    key = baseline_key(snapshot, env, repeats)
+    path = cache / "baselines" / f"{key}.json"
+    if path.is_file():
+        return _load(path)
+    runs: list[TestRun] = []
+    with scratch_dir(cache, prefix="coverage-") as results:
+        data_file = results / "coverage.db"
+        covered_workspace = None
+        for i in range(max(2, repeats)):
+            with scratch_copy(snapshot.root, cache, prefix="baseline-") as workspace:
+                run = run_tests(env, workspace, sandbox, timeout=timeout, reverse=(i == 1),
+                                coverage_file=data_file if i == 0 else None)
+                covered_workspace = covered_workspace or workspace
+            if run.timed_out:
+                raise UserError(f"{snapshot.source}: the test suite did not finish within "
+                                f"{timeout:.0f}s")
+            runs.append(run)
+        tests = tuple(sorted({t for r in runs for t in r.outcomes if not t.startswith("<")}))
+        coverage = read_test_map(data_file, covered_workspace, tests)
+    if not tests:
+        tail = runs[0].log_tail.strip().splitlines()
+        hint = f" ({tail[-1].strip()})" if tail else ""
+        raise UserError(f"{snapshot.source}: no tests found{hint}")
+    stable = tuple(t for t in tests if all(r.outcomes.get(t) == "passed" for r in runs))
+    flaky = tuple(t for t in tests if len({r.outcomes.get(t) for r in runs}) > 1)
+    failing = tuple(t for t in tests if t not in stable and t not in flaky)
+    if not stable:
+        raise UserError(f"{snapshot.source}: no test passes in the baseline "
+                        f"({len(tests)} collected, {len(failing)} failing, {len(flaky)} flaky)")
+    baseline = Baseline(key=key, tests=tests, stable=stable, flaky=flaky, failing=failing,
+                        run_seconds=tuple(round(r.wall_seconds, 3) for r in runs),
+                        coverage=coverage)
+    write_json(path, _dump(baseline))
+    return baseline
+
+
+def _dump(baseline: Baseline) -> dict:
+    data = asdict(baseline)
+    data["coverage"] = {p: {str(ln): list(ids) for ln, ids in lines.items()}
+                        for p, lines in baseline.coverage.items()}
+    return data
+
+
+def _load(path: Path) -> Baseline:
+    data = read_json(path)
+    coverage = {p: {int(ln): tuple(ids) for ln, ids in lines.items()}
+                for p, lines in data.pop("coverage").items()}
+    return Baseline(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()},
+                    coverage=coverage)

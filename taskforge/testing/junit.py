@@ -1,0 +1,50 @@
+"""Read test outcomes from pytest's JUnit XML, keyed by node id."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from taskforge.model import Outcome
+
+_RANK: dict[Outcome, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+
+def parse_junit(path: Path) -> tuple[dict[str, Outcome], float]:
+    """Outcome per test id and the seconds pytest reports; a missing file means no results."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return {}, 0.0
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError:
+        return {}, 0.0
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    seconds = sum(float(s.get("time", 0) or 0) for s in suites)
+    outcomes: dict[str, Outcome] = {}
+    for case in root.iter("testcase"):
+        test_id = _node_id(case)
+        outcome = _outcome(case)
+        previous = outcomes.get(test_id)
+        # A test reported twice (a teardown error after a pass) takes its worst outcome.
+        if previous is None or _RANK[outcome] > _RANK[previous]:
+            outcomes[test_id] = outcome
+    return outcomes, seconds
+
+
+def _node_id(case: ET.Element) -> str:
+    for prop in case.iter("property"):
+        if prop.get("name") == "taskforge_nodeid":
+            return prop.get("value", "")
+    # No property: a collection error, which pytest reports against the module.
+    return f"<collect>::{case.get('classname', '')}.{case.get('name', '')}".replace("::.", "::")
+
+
+def _outcome(case: ET.Element) -> Outcome:
+    tags = {child.tag for child in case}
+    if "error" in tags:
+        return "error"
+    if "failure" in tags:
+        return "failed"
+    if "skipped" in tags:
+        return "skipped"
+    return "passed"

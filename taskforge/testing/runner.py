@@ -1,0 +1,87 @@
+"""Run a project's pytest suite (or some of its tests) in a workspace, through a sandbox."""
+
+from __future__ import annotations
+
+import shlex
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from taskforge.model import Environment, TestRun
+from taskforge.sandbox import Mounts, Sandbox
+from taskforge.testing.junit import parse_junit
+
+PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
+PLUGIN = "taskforge_pytest_plugin"
+
+
+def test_argv(env: Environment) -> list[str]:
+    """The runner's argv with the venv's interpreter: `pytest ...` becomes `python -m pytest ...`."""
+    argv = list(env.spec.test_command)
+    python = str(env.venv / "bin" / "python")
+    if argv and argv[0] in ("pytest", "py.test"):
+        return [python, "-m", "pytest", *argv[1:]]
+    if argv and argv[0] in ("python", "python3"):
+        return [python, *argv[1:]]
+    return argv
+
+
+def files_of(test_ids: Iterable[str]) -> list[str]:
+    """The test files that hold these node ids, so pytest collects only those."""
+    return sorted({t.split("::", 1)[0] for t in test_ids if not t.startswith("<collect>")})
+
+
+def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
+              select: Iterable[str] | None = None, reverse: bool = False,
+              coverage_file: Path | None = None) -> TestRun:
+    """Run the suite (or only `select`) in `workspace`; results come from the JUnit XML."""
+    with tempfile.TemporaryDirectory(prefix="taskforge-run-") as scratch:
+        results = Path(scratch)
+        junit = results / "junit.xml"
+        home = results / "home"
+        home.mkdir()
+        argv = [*test_argv(env), "-p", PLUGIN, "-p", "no:cacheprovider",
+                f"--junitxml={junit}", f"--rootdir={workspace}", "-q"]
+        variables = environment_variables(env, workspace, home)
+        if select is not None:
+            chosen = sorted(set(select))
+            (results / "select.txt").write_text("\n".join(chosen) + "\n")
+            variables["TASKFORGE_SELECT"] = str(results / "select.txt")
+            argv += files_of(chosen)
+        if reverse:
+            variables["TASKFORGE_REVERSE"] = "1"
+        if coverage_file is not None:
+            variables["TASKFORGE_COVERAGE"] = str(coverage_file)
+            variables["TASKFORGE_COVER_ROOT"] = str(workspace)
+        mounts = Mounts(readonly=(env.venv, PLUGIN_DIR),
+                        writable=(results,) + ((coverage_file.parent,) if coverage_file else ()))
+        result = sandbox.exec(argv, workspace=workspace, env=variables, timeout=timeout,
+                              mounts=mounts)
+        outcomes, pytest_seconds = parse_junit(junit)
+    if select is not None:
+        # A selected test that did not report (an early exit, a crash) did not pass.
+        for test_id in chosen:
+            outcomes.setdefault(test_id, "error")
+    return TestRun(outcomes=outcomes, exit_code=result.exit_code, wall_seconds=result.duration_s,
+                   pytest_seconds=pytest_seconds, timed_out=result.timed_out,
+                   log_tail=result.output[-4000:])
+
+
+def environment_variables(env: Environment, workspace: Path, home: Path) -> dict[str, str]:
+    roots = [str(workspace / r) if r != "." else str(workspace) for r in env.pythonpath]
+    return {
+        "PATH": f"{env.venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        "VIRTUAL_ENV": str(env.venv),
+        "PYTHONPATH": ":".join([str(PLUGIN_DIR), *roots]),
+        "PYTHONDONTWRITEBYTECODE": "1",  # no bytecode of the task state or the original
+        "PYTHONHASHSEED": "0",
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PY_COLORS": "0",
+    }
+
+
+def split_command(command: str) -> tuple[str, ...]:
+    return tuple(shlex.split(command))

@@ -1,0 +1,70 @@
+"""The fail-before / pass-after protocol, on a real materialized workspace.
+
+Task state: the tests run `repeats` times; a test that fails in every run is a
+FAIL_TO_PASS candidate, one that passes in every run stays PASS_TO_PASS, anything else is
+unstable. Reference state (`patch` applied): every test must pass in every run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from taskforge.errors import Rejected
+from taskforge.model import Environment, TestRun
+from taskforge.patches import apply_patch
+from taskforge.sandbox import Sandbox
+from taskforge.testing.runner import run_tests
+
+
+@dataclass
+class Labels:
+    fail_to_pass: list[str]
+    pass_to_pass: list[str]
+    unstable: list[str]
+    reference_failures: list[str]
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _summary(state: str, run: TestRun) -> dict[str, Any]:
+    return {"state": state, "seconds": round(run.wall_seconds, 3),
+            "pytest_seconds": round(run.pytest_seconds, 3),
+            "passed": len(run.passed()), "not_passed": len(run.not_passed()),
+            "timed_out": run.timed_out}
+
+
+def label_tests(workspace: Path, patch: str, tests: list[str], env: Environment,
+                sandbox: Sandbox, *, repeats: int, timeout: float) -> Labels:
+    """Run `tests` in the task state, then apply `patch` and run them in the reference state."""
+    summaries: list[dict[str, Any]] = []
+    task_runs = []
+    for _ in range(repeats):
+        run = run_tests(env, workspace, sandbox, timeout=timeout, select=tests)
+        if run.timed_out:
+            raise Rejected("timeout", "task state")
+        task_runs.append(run)
+        summaries.append(_summary("task", run))
+    failing = [t for t in tests if all(r.outcomes.get(t) != "passed" for r in task_runs)]
+    passing = [t for t in tests if all(r.outcomes.get(t) == "passed" for r in task_runs)]
+    unstable = [t for t in tests if t not in failing and t not in passing]
+    apply_patch(workspace, patch)
+    reference_failures: set[str] = set()
+    for _ in range(repeats):
+        run = run_tests(env, workspace, sandbox, timeout=timeout, select=tests)
+        if run.timed_out:
+            raise Rejected("timeout", "reference state")
+        reference_failures |= {t for t in tests if run.outcomes.get(t) != "passed"}
+        summaries.append(_summary("reference", run))
+    return Labels(fail_to_pass=failing, pass_to_pass=passing, unstable=unstable,
+                  reference_failures=sorted(reference_failures), runs=summaries)
+
+
+def check_labels(labels: Labels) -> None:
+    """Reject what must never become a task."""
+    if labels.unstable:
+        raise Rejected("flaky-in-task-state", labels.unstable[0])
+    if labels.reference_failures:
+        raise Rejected("reference-fails", labels.reference_failures[0])
+    if not labels.fail_to_pass:
+        raise Rejected("no-failing-test", "every covering test passes with the feature deleted")

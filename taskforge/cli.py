@@ -19,6 +19,7 @@ from rich.table import Table
 
 from taskforge.cache import cache_root
 from taskforge.errors import UserError
+from taskforge.generate import FUNNEL_STAGES
 from taskforge.model import SourceSpec
 from taskforge.sandbox import NAMES as SANDBOX_NAMES
 from taskforge.sandbox import get_sandbox
@@ -138,11 +139,11 @@ def generate(recipe: str, out: str, shard: str, workers: int, executor: str,
 
 
 def render_summary(summary: dict[str, Any]) -> None:
-    funnel = Table(title=f"taskforge: {summary['out']} (shard {summary['shard']})")
+    funnel = Table(title=f"funnel: {summary['out']}")
     funnel.add_column("stage")
     funnel.add_column("count", justify="right")
-    for stage, count in summary["funnel"].items():
-        funnel.add_row(stage, str(count))
+    for stage in FUNNEL_STAGES:
+        funnel.add_row(stage, str(summary["funnel"].get(stage, 0)))
     stdout.print(funnel)
     if summary["rejections"]:
         reasons = Table(title="rejection reasons")

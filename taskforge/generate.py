@@ -21,6 +21,7 @@ from taskforge.store.shards import Journal, shard_name, write_manifest, write_sh
 from taskforge.store.snapshots import export_snapshot
 from taskforge.taskmaker import make_task
 
+FUNNEL_STAGES = ("candidates", "tried", "deleted", "verified", "emitted")
 # Rejections that happen before anything is deleted.
 NOT_DELETED = ("not-found", "no-change", "unparsable", "runs-at-import")
 
@@ -135,8 +136,7 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
             export_snapshot(source.snapshot.root, source.snapshot.id, out_dir)
 
     shard_path = write_shard(out_dir, shard[0], shard[1], records)
-    summary.funnel = {k: funnel[k] for k in ("candidates", "tried", "deleted", "verified",
-                                             "emitted")}
+    summary.funnel = {k: funnel[k] for k in FUNNEL_STAGES}
     summary.rejections = dict(sorted(rejections.items()))
     summary.shard_file = shard_path.name
     write_manifest(out_dir, {

@@ -196,11 +196,21 @@ class TestHelpers:
             (lambda a, *rest: 0, (1, None)),
             (lambda a, *, key=None: 0, (1, 1)),
             (math.sqrt, (1, 1)),
-            (max, (0, None)),
         ],
     )
     def test_infer_arity(self, func, arity):
         assert infer_arity(func) == arity
+
+    def test_infer_arity_without_signature(self):
+        class Opaque:
+            @property
+            def __signature__(self):
+                raise ValueError("no signature")
+
+            def __call__(self, *args):
+                return len(args)
+
+        assert infer_arity(Opaque()) == (0, None)
 
     @pytest.mark.parametrize(
         "spec, text",

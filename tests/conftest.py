@@ -1,0 +1,89 @@
+"""Shared helpers and fixtures: real projects on disk, real git repositories, the real CLI.
+
+Everything expensive (virtual environments, baselines, the uv download cache) lives in one
+session-scoped cache directory, so each small project's environment is built once per run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SANDBOX_WARNING = "warning: sandbox"
+
+# A fixed identity and clock for the git repositories the tests create.
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Author",
+    "GIT_COMMITTER_EMAIL": "author@example.com",
+    "GIT_AUTHOR_DATE": "2021-05-01T12:00:00+00:00",
+    "GIT_COMMITTER_DATE": "2021-05-01T12:00:00+00:00",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
+def make_project(tmp_path: Path, files: dict[str, str], name: str = "proj") -> Path:
+    """Write `files` (relative path -> text, dedented) under `tmp_path / name`; return that root."""
+    root = Path(tmp_path) / name
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def git(*args: str, cwd: Path) -> str:
+    """Run the real git CLI in `cwd`; return its stripped stdout (fails the test on error)."""
+    proc = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV},
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, f"git {' '.join(args)} failed: {proc.stderr}"
+    return proc.stdout.strip()
+
+
+def init_repo(root: Path) -> None:
+    git("init", "-q", "-b", "main", cwd=root)
+
+
+def commit_all(root: Path, message: str) -> str:
+    """Stage everything in `root` and commit it; return the new commit's sha."""
+    git("add", "-A", cwd=root)
+    git("commit", "-q", "-m", message, cwd=root)
+    return git("rev-parse", "HEAD", cwd=root)
+
+
+def run_cli(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """The real command line, as a user runs it (`python -m taskforge ...`)."""
+    return subprocess.run([sys.executable, "-m", "taskforge", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def stderr_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    """Non-blank stderr lines, without the one-time warning about running unsandboxed."""
+    return [ln for ln in proc.stderr.splitlines() if ln.strip() and SANDBOX_WARNING not in ln]
+
+
+def write_recipe(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tf_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One taskforge cache for the whole session, also exported as TASKFORGE_CACHE so the
+    library, the CLI subprocesses and loaders all build each environment only once."""
+    cache = tmp_path_factory.mktemp("taskforge-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TASKFORGE_CACHE", str(cache))
+        mp.setenv("TASKFORGE_QUIET_SANDBOX", "1")
+        yield cache

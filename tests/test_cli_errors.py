@@ -1,0 +1,162 @@
+"""Bad input through the real CLI: exit 2, one plain line on stderr naming what and where,
+never a traceback, and nothing written to --out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from conftest import commit_all, init_repo, make_project, run_cli, stderr_lines, write_recipe
+
+CODE = """\
+    def clamp(value, low, high):
+        if value < low:
+            return low
+        return min(value, high)
+"""
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], out: Path,
+                          *words: str) -> str:
+    assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    assert not out.exists(), f"{out} was created: {sorted(p.name for p in out.iterdir())}"
+    errors = [ln for ln in stderr_lines(proc) if ln.startswith("taskforge: error:")]
+    assert len(errors) == 1, proc.stderr
+    for word in words:
+        assert word in errors[0], f"{word!r} not in {errors[0]!r}"
+    # The whole of stderr is that one line (a sandbox warning aside).
+    assert stderr_lines(proc) == errors, proc.stderr
+    return errors[0]
+
+
+def generate(tmp_path: Path, recipe_text: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    recipe = write_recipe(tmp_path / "recipe.yaml", recipe_text)
+    out = tmp_path / "out"
+    return run_cli("generate", str(recipe), "--out", str(out), cwd=tmp_path), out
+
+
+def test_path_source_that_does_not_exist(tmp_path: Path) -> None:
+    proc, out = generate(tmp_path, """\
+        name: missing
+        sources:
+          - path: projects/not-here
+    """)
+    assert_one_line_error(proc, out, "projects/not-here", "does not exist")
+
+
+def test_git_url_that_cannot_be_cloned(tmp_path: Path) -> None:
+    url = f"file://{tmp_path}/no-such-repository"
+    proc, out = generate(tmp_path, f"""\
+        name: unclonable
+        sources:
+          - git: {url}
+    """)
+    assert_one_line_error(proc, out, url, "cannot clone")
+
+
+def test_git_ref_that_does_not_exist(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {"pkg/__init__.py": "", "pkg/core.py": CODE}, name="origin")
+    init_repo(root)
+    commit_all(root, "initial")
+    proc, out = generate(tmp_path, f"""\
+        name: badref
+        sources:
+          - git: file://{root}
+            ref: release-9.9
+    """)
+    assert_one_line_error(proc, out, str(root), "release-9.9", "does not exist")
+
+
+def test_repository_without_tests(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {"pkg/__init__.py": "", "pkg/core.py": CODE}, name="notests")
+    proc, out = generate(tmp_path, f"""\
+        name: notests
+        sources:
+          - path: {root}
+    """)
+    assert_one_line_error(proc, out, str(root), "no tests")
+
+
+def test_suite_where_every_test_fails(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/core.py": CODE,
+        "tests/test_core.py": """\
+            from pkg.core import clamp
+
+
+            def test_low():
+                assert clamp(-5, 0, 10) == -5
+
+
+            def test_high():
+                assert clamp(50, 0, 10) == 50
+        """,
+    }, name="allfail")
+    proc, out = generate(tmp_path, f"""\
+        name: allfail
+        sources:
+          - path: {root}
+    """)
+    assert_one_line_error(proc, out, str(root), "no test passes")
+
+
+def test_malformed_recipe(tmp_path: Path) -> None:
+    proc, out = generate(tmp_path, """\
+        name: malformed
+        sources:
+          - path: [this is not closed
+        seed: 1
+    """)
+    assert_one_line_error(proc, out, "recipe.yaml", "YAML", "line")
+
+
+def test_unknown_recipe_key(tmp_path: Path) -> None:
+    proc, out = generate(tmp_path, """\
+        name: typo
+        sources:
+          - path: anywhere
+        verify: {repeat: 3}
+    """)
+    assert_one_line_error(proc, out, "recipe.yaml", "verify.repeat", "unknown key")
+
+
+def test_missing_recipe_file(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = run_cli("generate", "no-such-recipe.yaml", "--out", str(out), cwd=tmp_path)
+    assert_one_line_error(proc, out, "no-such-recipe.yaml", "does not exist")
+
+
+def test_source_file_with_a_syntax_error_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/core.py": CODE,
+        "pkg/legacy.py": """\
+            def old_style(x):
+                print "python 2 was here"
+                return x
+        """,
+        "tests/test_core.py": """\
+            from pkg.core import clamp
+
+
+            def test_inside():
+                assert clamp(5, 0, 10) == 5
+
+
+            def test_below():
+                assert clamp(-1, 0, 10) == 0
+        """,
+    }, name="halfbroken")
+    proc = run_cli("candidates", str(root), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    warnings = [ln for ln in stderr_lines(proc) if "warning" in ln and "legacy.py" in ln]
+    assert len(warnings) == 1, proc.stderr
+    assert "pkg/legacy.py" in warnings[0] and "syntax error" in warnings[0]
+    found = json.loads(proc.stdout)
+    assert [c["symbol"] for c in found] == ["pkg.core.clamp"]
+    assert sorted(found[0]["covering_tests"]) == ["tests/test_core.py::test_below",
+                                                  "tests/test_core.py::test_inside"]

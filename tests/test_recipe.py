@@ -1,0 +1,174 @@
+"""Recipes: strict validation, one-line errors naming the file and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, run_cli, stderr_lines, write_recipe
+
+from taskforge.delete import SelectOptions, TaskOptions
+from taskforge.errors import UserError
+from taskforge.recipe import VerifyOptions, load_recipe
+
+GOOD = """\
+    name: demo
+    seed: 7
+    sources:
+      - path: projects/alpha
+      - git: https://example.com/owner/beta.git
+        ref: 0123456789abcdef0123456789abcdef01234567
+        install: pip install -e .
+        test_command: pytest -x tests
+        python: "3.11"
+      - pypi: "cachetools==5.3.3"
+    strategies: [{stub-function: 2}]
+    select: {min_covering_tests: 2, min_body_lines: 4, max_tasks_per_source: 9}
+    task: {tests_visible: true, keep_docstrings: false}
+    verify: {repeats: 3, timeout_s: 60, full_suite: true}
+    sandbox: none
+"""
+
+
+def test_good_recipe_is_parsed(tmp_path: Path) -> None:
+    path = write_recipe(tmp_path / "good.yaml", GOOD)
+    recipe = load_recipe(path)
+    assert recipe.name == "demo"
+    assert recipe.seed == 7
+    assert [(s.kind, s.location, s.ref) for s in recipe.sources] == [
+        ("path", "projects/alpha", None),
+        ("git", "https://example.com/owner/beta.git", "0123456789abcdef0123456789abcdef01234567"),
+        ("pypi", "cachetools==5.3.3", None),
+    ]
+    git_source = recipe.sources[1]
+    assert git_source.install == ("pip install -e .",)
+    assert git_source.test_command == "pytest -x tests"
+    assert git_source.python == "3.11"
+    assert recipe.strategies == {"stub-function": 2.0}
+    assert recipe.select == SelectOptions(min_covering_tests=2, min_body_lines=4)
+    assert recipe.max_tasks_per_source == 9
+    assert recipe.task == TaskOptions(keep_docstrings=False, tests_visible=True)
+    assert recipe.verify == VerifyOptions(repeats=3, timeout_s=60.0, full_suite=True)
+    assert recipe.sandbox == "none"
+    assert recipe.path == path
+
+
+def test_minimal_recipe_gets_the_documented_defaults(tmp_path: Path) -> None:
+    recipe = load_recipe(write_recipe(tmp_path / "min.yaml", """\
+        name: minimal
+        sources:
+          - path: somewhere
+    """))
+    assert recipe.seed == 0
+    assert recipe.strategies == {"stub-function": 1.0}
+    assert recipe.select == SelectOptions(min_covering_tests=1, min_body_lines=3)
+    assert recipe.max_tasks_per_source == 50
+    assert recipe.task == TaskOptions(keep_docstrings=True, tests_visible=True)
+    assert recipe.verify == VerifyOptions(repeats=2, timeout_s=300.0, full_suite=False)
+    assert recipe.sandbox == "auto"
+
+
+def test_recipe_hash_is_the_sha256_of_the_file(tmp_path: Path) -> None:
+    import hashlib
+
+    path = write_recipe(tmp_path / "good.yaml", GOOD)
+    assert load_recipe(path).sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    path.write_text(path.read_text().replace("seed: 7", "seed: 8"))
+    assert load_recipe(path).sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_bundled_quickstart_recipe_loads() -> None:
+    recipe = load_recipe(REPO_ROOT / "recipes" / "quickstart.yaml")
+    assert recipe.name == "quickstart"
+    assert all(s.kind == "path" for s in recipe.sources)
+    assert all((REPO_ROOT / s.location).is_dir() for s in recipe.sources)
+
+
+MINIMAL_SOURCES = "sources:\n  - path: somewhere\n"
+
+# case id -> (recipe text, words the one-line message must contain besides the file name)
+BAD = {
+    "unknown-top-level-key": ("name: x\ncolour: blue\n" + MINIMAL_SOURCES, ["colour", "unknown"]),
+    "unknown-select-key": ("name: x\nselect: {min_lines: 3}\n" + MINIMAL_SOURCES,
+                           ["select.min_lines", "unknown"]),
+    "unknown-source-key": ("name: x\nsources:\n  - path: somewhere\n    branch: main\n",
+                           ["sources[0].branch", "unknown"]),
+    "seed-wrong-type": ('name: x\nseed: "x"\n' + MINIMAL_SOURCES, ["seed"]),
+    "seed-boolean": ("name: x\nseed: true\n" + MINIMAL_SOURCES, ["seed"]),
+    "repeats-zero": ("name: x\nverify: {repeats: 0}\n" + MINIMAL_SOURCES, ["verify.repeats"]),
+    "timeout-wrong-type": ("name: x\nverify: {timeout_s: soon}\n" + MINIMAL_SOURCES,
+                           ["verify.timeout_s"]),
+    "missing-name": (MINIMAL_SOURCES, ["name", "missing"]),
+    "empty-sources": ("name: x\nsources: []\n", ["sources"]),
+    "no-sources": ("name: x\n", ["sources"]),
+    "path-and-pypi": ('name: x\nsources:\n  - path: somewhere\n    pypi: "a==1"\n',
+                      ["sources[0]", "path", "pypi"]),
+    "ref-on-path-source": ("name: x\nsources:\n  - path: somewhere\n    ref: main\n",
+                           ["sources[0].ref"]),
+    "unknown-strategy": ("name: x\nstrategies: [delete-everything]\n" + MINIMAL_SOURCES,
+                         ["strategies", "delete-everything"]),
+    "bad-strategy-weight": ("name: x\nstrategies: [{stub-function: -1}]\n" + MINIMAL_SOURCES,
+                            ["strategies.stub-function"]),
+    "unknown-sandbox": ("name: x\nsandbox: chroot\n" + MINIMAL_SOURCES, ["sandbox", "chroot"]),
+    "not-a-mapping": ("- just\n- a list\n", ["mapping"]),
+    "invalid-yaml": ("name: x\nsources:\n  - path: [unclosed\n", ["line", "YAML"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_recipe_is_one_line_naming_file_and_key(tmp_path: Path, case: str) -> None:
+    text, words = BAD[case]
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(UserError) as info:
+        load_recipe(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert str(path) in message
+    for word in words:
+        assert word in message, f"{word!r} not in {message!r}"
+
+
+def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("name: x\nseed: 1\nsources:\n  - path: [unclosed\n")
+    with pytest.raises(UserError, match=r"broken\.yaml: line \d+: not valid YAML"):
+        load_recipe(path)
+
+
+def test_missing_recipe_file(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere" / "recipe.yaml"
+    with pytest.raises(UserError) as info:
+        load_recipe(path)
+    assert str(path) in str(info.value)
+    assert "does not exist" in str(info.value)
+
+
+def test_python_version_written_as_a_yaml_number_is_not_silently_changed(tmp_path: Path) -> None:
+    # YAML reads `python: 3.10` as the float 3.1: either refuse it (naming the key) or keep 3.10,
+    # never build an environment for Python 3.1.
+    path = write_recipe(tmp_path / "py.yaml", """\
+        name: x
+        sources:
+          - path: somewhere
+            python: 3.10
+    """)
+    try:
+        recipe = load_recipe(path)
+    except UserError as e:
+        assert "sources[0].python" in str(e) and str(path) in str(e)
+    else:
+        assert recipe.sources[0].python == "3.10"
+
+
+def test_cli_generate_with_bad_recipe_exits_2_with_one_line(tmp_path: Path) -> None:
+    recipe = write_recipe(tmp_path / "bad.yaml", "name: x\nfrobnicate: yes\n" + MINIMAL_SOURCES)
+    out = tmp_path / "out"
+    proc = run_cli("generate", str(recipe), "--out", str(out), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = stderr_lines(proc)
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("taskforge: error:")
+    assert str(recipe) in lines[0] and "frobnicate" in lines[0]
+    assert not out.exists()

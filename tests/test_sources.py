@@ -1,0 +1,260 @@
+"""Sources become content-addressed snapshots: local paths, real git repositories, PyPI pins.
+
+Every test uses its own cache directory so "was it copied again?" has a clean answer.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, init_repo, make_project
+
+from taskforge.errors import UserError
+from taskforge.model import SourceSpec
+from taskforge.sources import ingest_source
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": """\
+        def double(x):
+            return x * 2
+    """,
+    "tests/test_core.py": """\
+        from pkg.core import double
+
+
+        def test_double():
+            assert double(2) == 4
+    """,
+    "README.md": "a small project\n",
+}
+
+
+def snapshot_files(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+def ingest_path(location: Path | str, cache: Path, base_dir: Path | None = None):
+    return ingest_source(SourceSpec(kind="path", location=str(location)), cache,
+                         base_dir or Path.cwd())
+
+
+def ingest_git(url: str, ref: str | None, cache: Path):
+    return ingest_source(SourceSpec(kind="git", location=url, ref=ref), cache, Path.cwd())
+
+
+# ---------------------------------------------------------------- path sources
+
+
+def test_path_snapshot_is_stable_and_not_copied_again(tmp_path: Path) -> None:
+    root = make_project(tmp_path, FILES)
+    cache = tmp_path / "cache"
+    first = ingest_path(root, cache)
+    assert first.root.is_dir()
+    assert first.root.is_relative_to(cache)
+    assert snapshot_files(first.root) == set(FILES)
+    assert (first.root / "pkg/core.py").read_text() == (root / "pkg/core.py").read_text()
+    snapshot_dir = first.root.parent
+    before = {p: os.stat(p) for p in (snapshot_dir, first.root, first.root / "pkg/core.py")}
+
+    second = ingest_path(root, cache)
+    assert second.id == first.id
+    assert second.root == first.root
+    assert second.commit == first.commit
+    for path, stat in before.items():
+        now = os.stat(path)
+        assert (now.st_ino, now.st_mtime_ns) == (stat.st_ino, stat.st_mtime_ns), path
+
+
+def test_path_snapshot_id_is_content_addressed(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    a = ingest_path(make_project(tmp_path, FILES, name="a"), cache)
+    b = ingest_path(make_project(tmp_path, FILES, name="b"), cache)
+    assert a.id == b.id  # same files, different directories
+    changed = make_project(tmp_path, {**FILES, "pkg/core.py": "def double(x):\n    return x + x\n"},
+                           name="c")
+    assert ingest_path(changed, cache).id != a.id
+
+
+def test_relative_path_is_resolved_against_base_dir(tmp_path: Path) -> None:
+    root = make_project(tmp_path, FILES)
+    snapshot = ingest_path("proj", tmp_path / "cache", base_dir=tmp_path)
+    assert snapshot.id == ingest_path(root, tmp_path / "cache").id
+    assert snapshot.name == "proj"
+
+
+def test_artifacts_and_vcs_dirs_are_left_out(tmp_path: Path) -> None:
+    clean = make_project(tmp_path, FILES, name="clean")
+    dirty = make_project(tmp_path, {
+        **FILES,
+        "pkg/__pycache__/core.cpython-311.pyc": "stale bytecode of the original",
+        "pkg/core.pyc": "more bytecode",
+        ".pytest_cache/v/cache/lastfailed": "{}",
+        "build/lib/pkg/core.py": "def double(x):\n    return x * 2\n",
+        "pkg.egg-info/PKG-INFO": "Name: pkg\n",
+        ".coverage": "coverage data",
+        ".mypy_cache/3.11/pkg/core.data.json": "{}",
+        ".venv/bin/python": "not really",
+    }, name="dirty")
+    init_repo(dirty)  # a .git directory must not end up in the snapshot either
+    cache = tmp_path / "cache"
+    snapshot = ingest_path(dirty, cache)
+    files = snapshot_files(snapshot.root)
+    assert files == set(FILES)
+    assert not any("__pycache__" in f or f.endswith(".pyc") or f.startswith(".git/") for f in files)
+    assert snapshot.id == ingest_path(clean, cache).id
+
+
+def test_symlink_out_of_the_tree_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host credentials\n")
+    root = make_project(tmp_path, FILES)
+    link = root / "pkg" / "data.txt"
+    link.symlink_to(secret)
+    with pytest.raises(UserError) as info:
+        ingest_path(root, tmp_path / "cache")
+    assert str(link) in str(info.value)
+    assert "symlink" in str(info.value)
+    assert not (tmp_path / "cache" / "snapshots").exists() or not any(
+        (tmp_path / "cache" / "snapshots").glob("*/tree"))
+
+
+def test_symlink_inside_the_tree_is_kept(tmp_path: Path) -> None:
+    root = make_project(tmp_path, FILES)
+    (root / "docs").mkdir()
+    (root / "docs" / "README.md").symlink_to(Path("..") / "README.md")
+    snapshot = ingest_path(root, tmp_path / "cache")
+    copied = snapshot.root / "docs" / "README.md"
+    assert copied.is_symlink()
+    assert copied.read_text() == "a small project\n"
+
+
+def test_missing_path_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"does-not-exist.*does not exist"):
+        ingest_path(tmp_path / "does-not-exist", tmp_path / "cache")
+
+
+def test_license_is_detected(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {
+        **FILES,
+        "LICENSE": "Permission is hereby granted, free of charge, to any person obtaining a copy\n",
+    })
+    assert ingest_path(root, tmp_path / "cache").license == "MIT"
+    bare = make_project(tmp_path, FILES, name="unlicensed")
+    assert ingest_path(bare, tmp_path / "cache").license is None
+
+
+# ----------------------------------------------------------------- git sources
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> dict[str, str | Path]:
+    """A real repository: two commits on main and one on a `feature` branch, plus a bare clone."""
+    root = make_project(tmp_path, FILES, name="origin")
+    init_repo(root)
+    first = commit_all(root, "first")
+    (root / "pkg" / "core.py").write_text("def double(x):\n    return x + x\n")
+    second = commit_all(root, "second")
+    git("checkout", "-q", "-b", "feature", cwd=root)
+    (root / "pkg" / "extra.py").write_text("def triple(x):\n    return 3 * x\n")
+    feature = commit_all(root, "feature")
+    git("checkout", "-q", "main", cwd=root)
+    git("tag", "v1", first, cwd=root)
+    bare = tmp_path / "bare.git"
+    git("clone", "-q", "--bare", str(root), str(bare), cwd=tmp_path)
+    return {"root": root, "bare": bare, "first": first, "second": second, "feature": feature}
+
+
+def tree_of(repo_root: Path, commit: str) -> str:
+    return git("rev-parse", f"{commit}^{{tree}}", cwd=repo_root)
+
+
+def test_git_file_url_pinned_to_a_commit(tmp_path: Path, repo: dict) -> None:
+    url = f"file://{repo['root']}"
+    snapshot = ingest_git(url, repo["first"], tmp_path / "cache")
+    assert snapshot.commit == repo["first"]
+    assert snapshot.id == tree_of(repo["root"], repo["first"])
+    assert (snapshot.root / "pkg/core.py").read_text() == "def double(x):\n    return x * 2\n"
+    assert snapshot_files(snapshot.root) == set(FILES)
+    assert snapshot.name == "origin"
+    assert repo["first"] in snapshot.source or url in snapshot.source
+
+
+def test_git_without_ref_takes_head(tmp_path: Path, repo: dict) -> None:
+    snapshot = ingest_git(f"file://{repo['root']}", None, tmp_path / "cache")
+    assert snapshot.commit == repo["second"]
+    assert (snapshot.root / "pkg/core.py").read_text() == "def double(x):\n    return x + x\n"
+
+
+def test_git_bare_repo_path_pinned_to_a_branch(tmp_path: Path, repo: dict) -> None:
+    snapshot = ingest_git(str(repo["bare"]), "feature", tmp_path / "cache")
+    assert snapshot.commit == repo["feature"]
+    assert snapshot.id == tree_of(repo["root"], repo["feature"])
+    assert (snapshot.root / "pkg/extra.py").is_file()
+    assert snapshot.name == "bare"
+
+
+def test_git_tag_and_short_sha(tmp_path: Path, repo: dict) -> None:
+    cache = tmp_path / "cache"
+    assert ingest_git(str(repo["bare"]), "v1", cache).commit == repo["first"]
+    assert ingest_git(str(repo["bare"]), repo["second"][:10], cache).commit == repo["second"]
+
+
+def test_git_branch_is_fetched_again_when_it_moves(tmp_path: Path, repo: dict) -> None:
+    cache = tmp_path / "cache"
+    url = f"file://{repo['root']}"
+    assert ingest_git(url, "main", cache).commit == repo["second"]
+    (repo["root"] / "pkg" / "core.py").write_text("def double(x):\n    return 2 * x\n")
+    third = commit_all(repo["root"], "third")
+    moved = ingest_git(url, "main", cache)
+    assert moved.commit == third
+    assert (moved.root / "pkg/core.py").read_text() == "def double(x):\n    return 2 * x\n"
+
+
+def test_git_and_path_sources_of_the_same_files_share_the_snapshot(tmp_path: Path,
+                                                                   repo: dict) -> None:
+    cache = tmp_path / "cache"
+    from_git = ingest_git(f"file://{repo['root']}", repo["second"], cache)
+    from_path = ingest_path(repo["root"], cache)  # the working copy of main (its .git left out)
+    assert from_path.id == from_git.id
+
+
+def test_uncloneable_url(tmp_path: Path) -> None:
+    url = f"file://{tmp_path}/no-such-repository"
+    with pytest.raises(UserError) as info:
+        ingest_git(url, None, tmp_path / "cache")
+    message = str(info.value)
+    assert "cannot clone" in message
+    assert url in message
+    assert "\n" not in message
+
+
+def test_ref_that_does_not_exist(tmp_path: Path, repo: dict) -> None:
+    for ref in ("no-such-branch", "0" * 40):
+        with pytest.raises(UserError) as info:
+            ingest_git(f"file://{repo['root']}", ref, tmp_path / "cache")
+        assert ref in str(info.value)
+        assert "does not exist" in str(info.value)
+
+
+def test_git_commit_without_files_is_a_user_error(tmp_path: Path) -> None:
+    root = tmp_path / "empty"
+    root.mkdir()
+    init_repo(root)
+    git("commit", "-q", "--allow-empty", "-m", "nothing yet", cwd=root)
+    with pytest.raises(UserError) as info:
+        ingest_git(f"file://{root}", None, tmp_path / "cache")
+    assert str(root) in str(info.value)
+
+
+# ---------------------------------------------------------------- pypi sources
+
+
+@pytest.mark.parametrize("spec", ["cachetools", "cachetools>=5", "cachetools==", "==5.3.3"])
+def test_pypi_requires_a_pinned_version(tmp_path: Path, spec: str) -> None:
+    with pytest.raises(UserError) as info:
+        ingest_source(SourceSpec(kind="pypi", location=spec), tmp_path / "cache", tmp_path)
+    assert f"pypi:{spec}" in str(info.value)
+    assert "NAME==VERSION" in str(info.value)

@@ -46,10 +46,15 @@ class App(click.Group):
 
 
 class CliProgress:
-    """A rich progress bar on a terminal, plain log lines otherwise."""
+    """A rich progress bar on a terminal, plain log lines otherwise.
 
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
+    Off a terminal the log lines go to stdout, so stderr carries only warnings and the one
+    line of a user error; `quiet` (for --json output) drops them.
+    """
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty() and not quiet
         self.bar: RichProgress | None = None
         self.task_id: Any = None
         self.done = 0
@@ -58,8 +63,8 @@ class CliProgress:
     def log(self, message: str) -> None:
         if self.bar:
             self.bar.console.log(message)
-        else:
-            click.echo(f"taskforge: {message}", err=True)
+        elif not self.quiet:
+            click.echo(f"taskforge: {message}")
 
     def start(self, total: int) -> None:
         self.done, self.total = 0, total
@@ -75,8 +80,8 @@ class CliProgress:
         self.done += 1
         if self.bar:
             self.bar.update(self.task_id, advance=1, description=message[:60])
-        else:
-            click.echo(f"taskforge: [{self.done}/{self.total}] {message}", err=True)
+        elif not self.quiet:
+            click.echo(f"taskforge: [{self.done}/{self.total}] {message}")
 
     def stop(self) -> None:
         if self.bar:
@@ -174,7 +179,7 @@ def ingest(source: str, ref: str | None, repeats: int, timeout: float, as_json: 
     """Snapshot SOURCE, build its environment, run its baseline; print a summary."""
     from taskforge.ingest import ingest as run_ingest
 
-    progress = CliProgress()
+    progress = CliProgress(quiet=as_json)
     src = run_ingest(source_from_argument(source, ref), cache=cache_root(cache),
                      base_dir=Path.cwd(), sandbox=get_sandbox(sandbox), repeats=repeats,
                      timeout=timeout, log=progress.log)
@@ -225,7 +230,7 @@ def candidates(source: str, ref: str | None, strategies: tuple[str, ...], min_bo
     from taskforge.delete import SelectOptions, get_strategy
     from taskforge.ingest import ingest as run_ingest
 
-    progress = CliProgress()
+    progress = CliProgress(quiet=as_json)
     src = run_ingest(source_from_argument(source, ref), cache=cache_root(cache),
                      base_dir=Path.cwd(), sandbox=get_sandbox(sandbox), repeats=2, timeout=300,
                      log=progress.log)
@@ -331,7 +336,7 @@ def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float
         problems = task.reverify(sandbox=box, full_suite=full_suite, timeout=timeout)
         status = "ok" if not problems else "FAILED: " + "; ".join(problems)
         failures += bool(problems)
-        click.echo(f"[{n}/{len(chosen)}] {task.instance_id}: {status}", err=True)
+        click.echo(f"[{n}/{len(chosen)}] {task.instance_id}: {status}")
     click.echo(f"{len(chosen) - failures} verified, {failures} failed")
     if failures:
         sys.exit(1)

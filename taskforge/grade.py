@@ -20,6 +20,10 @@ from taskforge.testing.runner import run_tests
 from taskforge.workspace import scratch_dir
 
 PYTEST_CONFIG = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "conftest.py")
+# Files Python or pytest load on their own: a solution must not bring any.
+STARTUP_HOOKS = ("sitecustomize.py", "usercustomize.py")
+# Modules of the test machinery a solution could shadow from an import root.
+MACHINERY = ("pytest", "_pytest", "pluggy", "coverage", "py", "taskforge_pytest_plugin")
 
 
 def _protected(rel: str) -> bool:
@@ -52,6 +56,30 @@ def restore_tests(workspace: Path, snapshot_root: Path) -> list[str]:
     return tampered
 
 
+def remove_injections(workspace: Path, snapshot_root: Path, import_roots: tuple[str, ...]) -> list[str]:
+    """Delete startup hooks, .pth files and shadows of the test machinery the solution added."""
+    original = _files(snapshot_root)
+    found = []
+    for rel in sorted(_files(workspace) - original):
+        path = Path(rel)
+        if path.name in STARTUP_HOOKS or path.suffix == ".pth":
+            found.append(rel)
+    # `python -m pytest` puts the working directory first on sys.path, then the import roots.
+    for root in sorted({".", *import_roots}):
+        for name in MACHINERY:
+            for candidate in (Path(root) / f"{name}.py", Path(root) / name):
+                rel = candidate.as_posix().removeprefix("./")
+                if (workspace / rel).exists() and not (snapshot_root / rel).exists():
+                    found.append(rel)
+    for rel in sorted(set(found)):
+        target = workspace / rel
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+    return [f"added {rel}" for rel in sorted(set(found))]
+
+
 def grade_workspace(record: dict[str, Any], solution: Path, snapshot_root: Path,
                     env: Environment, sandbox: Sandbox, cache: Path,
                     timeout: float = 300.0) -> GradeResult:
@@ -61,6 +89,7 @@ def grade_workspace(record: dict[str, Any], solution: Path, snapshot_root: Path,
         copy = scratch / "workspace"
         shutil.copytree(solution, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         tampered = restore_tests(copy, snapshot_root)
+        tampered += remove_injections(copy, snapshot_root, env.pythonpath)
         run = run_tests(env, copy, sandbox, timeout=timeout, select=expected)
     passed = tuple(t for t in expected if run.outcomes.get(t) == "passed")
     failed = tuple(t for t in expected if run.outcomes.get(t) in ("failed", "skipped"))

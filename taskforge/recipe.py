@@ -143,8 +143,9 @@ def _source(c: _Checker, raw: Any, where: str) -> SourceSpec:
     test_command = c.typed(table, "test_command", where, str, None) \
         if "test_command" in table else None
     python = table.get("python")
-    if python is not None:
-        python = str(python)
+    if python is not None and not isinstance(python, str):
+        # YAML reads 3.10 as the number 3.1: only a quoted version is unambiguous.
+        raise c.fail(f"{where}.python", f'quote the version, e.g. "{python}"')
     return SourceSpec(kind=kind, location=location, ref=str(ref) if ref is not None else None,
                       install=tuple(install) if install is not None else None,
                       test_command=test_command, python=python)

@@ -58,6 +58,14 @@ def _body_statements(node: cst.FunctionDef) -> Sequence[cst.BaseStatement]:
     return body.body if isinstance(body, cst.IndentedBlock) else [cst.SimpleStatementLine(body.body)]
 
 
+def _accessor_suffix(node: cst.FunctionDef) -> str:
+    """`.setter` / `.deleter` for a property's accessors, which share the getter's name."""
+    for name in _decorator_names(node):
+        if name.endswith((".setter", ".deleter")) and name.split(".")[0] == node.name.value:
+            return "." + name.rsplit(".", 1)[1]
+    return ""
+
+
 class _FunctionFinder(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
@@ -69,12 +77,22 @@ class _FunctionFinder(cst.CSTVisitor):
         qualname = min((q.name for q in names), default=node.name.value)
         if "<locals>" in qualname:
             return  # nested functions are part of their enclosing function
+        if _decorator_names(node) & SKIP_DECORATORS:
+            return  # declarations, not implementations
         position = self.get_metadata(PositionProvider, node)
-        stmts = [s for s in _body_statements(node) if not _is_docstring(s)]
-        if not stmts:
-            return
-        body_start = self.get_metadata(PositionProvider, stmts[0]).start.line
         def_line = self.get_metadata(PositionProvider, node.name).start.line
+        if isinstance(node.body, cst.IndentedBlock):
+            stmts = [s for s in node.body.body if not _is_docstring(s)]
+            if not stmts:
+                return
+            body_start = self.get_metadata(PositionProvider, stmts[0]).start.line
+        else:  # `def f(): return x`: the body shares the def line
+            body_start = def_line
+        qualname += _accessor_suffix(node)
+        # Redefinitions (under `if`, or overloads' implementations) keep distinct symbols.
+        seen = sum(1 for f in self.found if f[0] == qualname or f[0].startswith(qualname + "#"))
+        if seen:
+            qualname += f"#{seen + 1}"
         self.found.append((qualname, node, def_line, body_start, position.end.line))
 
 
@@ -125,8 +143,6 @@ class StubFunction(Strategy):
             MetadataWrapper(module, unsafe_skip_copy=True).visit(finder)
             for qualname, node, def_line, body_start, end_line in finder.found:
                 if _is_trivial(_body_statements(node)):
-                    continue
-                if _decorator_names(node) & SKIP_DECORATORS:
                     continue
                 body_lines = end_line - body_start + 1
                 if body_lines < select.min_body_lines:

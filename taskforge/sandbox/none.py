@@ -24,15 +24,13 @@ class NoSandbox(Sandbox):
     def available(cls) -> bool:
         return True
 
-    def __init__(self) -> None:
+    def exec(self, argv: Sequence[str], *, workspace: Path, env: Mapping[str, str],
+             timeout: float, mounts: Mounts | None = None) -> ExecResult:
         global _warned
         if not _warned and os.environ.get("TASKFORGE_QUIET_SANDBOX") != "1":
             print("taskforge: warning: sandbox 'none': test suites run uncontained on this host",
                   file=sys.stderr)
             _warned = True
-
-    def exec(self, argv: Sequence[str], *, workspace: Path, env: Mapping[str, str],
-             timeout: float, mounts: Mounts | None = None) -> ExecResult:
         start = time.monotonic()
         # A new session makes the whole process tree one group, so a timeout kills daemons too.
         proc = subprocess.Popen(list(argv), cwd=workspace, env=dict(env), stdin=subprocess.DEVNULL,

@@ -45,6 +45,8 @@ def archive_commit(git_dir: Path, commit: str, dest: Path) -> None:
 def snapshot_from_git(git_dir: Path, commit: str, *, name: str, source: str,
                       cache: Path) -> Snapshot:
     tree = git("rev-parse", f"{commit}^{{tree}}", git_dir=git_dir)
+    if not git("ls-tree", "-r", "--name-only", commit, git_dir=git_dir):
+        raise UserError(f"{source}: commit {commit[:12]} has no files")
     final = cache / "snapshots" / tree
     final.parent.mkdir(parents=True, exist_ok=True)
     build_once(final, lambda staging: archive_commit(git_dir, commit, staging / "tree"))
@@ -63,8 +65,7 @@ def snapshot_from_tree(tree_root: Path, *, name: str, source: str, cache: Path) 
     with tempfile.TemporaryDirectory(dir=tmp, prefix="hash-") as scratch:
         git_dir = Path(scratch) / "git"
         commit = commit_tree(tree_root, git_dir, f"snapshot of {name}", exclude=git_exclude_lines())
-        files = git("ls-tree", "-r", "--name-only", commit, git_dir=git_dir)
-        if not files:
+        if not git("ls-tree", "-r", "--name-only", commit, git_dir=git_dir):
             raise UserError(f"{tree_root}: source has no files")
         return snapshot_from_git(git_dir, commit, name=name, source=source, cache=cache)
 

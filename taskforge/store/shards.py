@@ -16,7 +16,16 @@ from typing import Any
 from taskforge.cache import sha256_file, write_atomic, write_json
 from taskforge.errors import UserError
 
-TIMING_FIELDS = ("created_at",)
+
+def strip_timing(record: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `record` without its timing fields (`created_at`, the seconds of each
+    verification run): what must be identical across reruns, resumes and shards."""
+    stripped = json.loads(json.dumps(record))
+    stripped.pop("created_at", None)
+    for run in stripped.get("verification", {}).get("runs", []):
+        for key in [k for k in run if k.endswith("seconds")]:
+            del run[key]
+    return stripped
 
 
 def shard_name(index: int, count: int) -> str:

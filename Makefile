@@ -19,7 +19,7 @@ run: setup
 	$(BIN)/taskforge generate recipes/quickstart.yaml --out out --workers $(WORKERS)
 
 lint: setup
-	$(BIN)/ruff check taskforge tests bench
+	$(BIN)/ruff check .
 
 test: setup lint
 	$(BIN)/python -m pytest -q

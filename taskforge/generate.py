@@ -19,11 +19,11 @@ from taskforge.recipe import Recipe, load_recipe
 from taskforge.sandbox import Sandbox, get_sandbox
 from taskforge.store.shards import Journal, shard_name, write_manifest, write_shard
 from taskforge.store.snapshots import export_snapshot
-from taskforge.taskmaker import make_task
+from taskforge.taskmaker import Screened, make_task, screen_candidates
 
 FUNNEL_STAGES = ("candidates", "tried", "deleted", "verified", "emitted")
 # Rejections that happen before anything is deleted.
-NOT_DELETED = ("not-found", "no-change", "unparsable", "runs-at-import")
+NOT_DELETED = ("not-found", "no-change", "unparsable")
 
 
 @dataclass
@@ -155,39 +155,68 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
                 progress: Progress, seed: int) -> tuple[list[dict], list[dict]]:
     """Verify candidates in their seeded order until `cap` tasks are emitted.
 
-    Work goes out in waves of the pool's width; the emitted tasks are the first `cap`
-    successes in the seeded order, so the result does not depend on timing or workers.
+    Work goes in waves: the wave is screened by the forking fast path, then what survives
+    is confirmed on real workspaces. The emitted tasks are the first `cap` successes in the
+    seeded order, so the result depends neither on timing nor on the number of workers.
     """
     results: dict[str, dict[str, Any]] = {}
     position = 0
     progress.start(len(ordered))
 
-    def job(candidate: Candidate) -> dict[str, Any]:
-        key = f"{source.snapshot.id}:{candidate.key}"
-        if key in journal.done:
-            return journal.done[key]
-        try:
-            record = make_task(source, strategies[candidate.strategy], candidate,
-                               options=recipe.task, sandbox=box, cache=cache,
-                               repeats=recipe.verify.repeats, timeout=recipe.verify.timeout_s,
-                               recipe_sha256=recipe.sha256, seed=seed)
-            entry = {"key": key, "status": "emitted", "record": record}
-        except Rejected as rejected:
-            entry = {"key": key, "status": "rejected", "reason": rejected.reason,
-                     "detail": rejected.detail}
-        journal.add(entry)
-        return entry
+    def journal_key(candidate: Candidate) -> str:
+        return f"{source.snapshot.id}:{candidate.key}"
+
+    def finish(candidate: Candidate, entry: dict[str, Any]) -> None:
+        if journal_key(candidate) not in journal.done:
+            journal.add(entry)
+        results[candidate.key] = entry
+        outcome = "task" if entry["status"] == "emitted" else f"rejected: {entry['reason']}"
+        progress.advance(f"{source.snapshot.name} {candidate.symbol}: {outcome}")
+
+    def rejected(candidate: Candidate, why: Rejected) -> dict[str, Any]:
+        return {"key": journal_key(candidate), "status": "rejected", "reason": why.reason,
+                "detail": why.detail}
 
     def emitted_so_far() -> int:
         return sum(e["status"] == "emitted" for e in results.values())
 
     while position < len(ordered) and emitted_so_far() < cap:
-        wave = ordered[position:position + max(pool.workers, cap - emitted_so_far())]
-        for candidate, entry in pool.map_unordered(job, wave):
-            results[candidate.key] = entry
-            outcome = "task" if entry["status"] == "emitted" else f"rejected: {entry['reason']}"
-            progress.advance(f"{source.snapshot.name} {candidate.symbol}: {outcome}")
+        # Expect about half to survive; never fewer than the pool can keep busy.
+        size = max(2 * pool.workers, 2 * (cap - emitted_so_far()))
+        wave = ordered[position:position + size]
         position += len(wave)
+        todo = []
+        for candidate in wave:
+            if journal_key(candidate) in journal.done:
+                finish(candidate, journal.done[journal_key(candidate)])
+            else:
+                todo.append(candidate)
+        verdicts = screen_candidates(source, todo, repeats=recipe.verify.repeats,
+                                     timeout=recipe.verify.timeout_s, sandbox=box, cache=cache,
+                                     pool=pool)
+        confirm = []
+        for candidate in todo:
+            verdict = verdicts[candidate.key]
+            if isinstance(verdict, Rejected):
+                finish(candidate, rejected(candidate, verdict))
+            else:
+                confirm.append((candidate, verdict))
+
+        def job(item: tuple[Candidate, Screened | None]) -> dict[str, Any]:
+            candidate, screened = item
+            try:
+                record = make_task(source, strategies[candidate.strategy], candidate,
+                                   screened=screened, options=recipe.task, sandbox=box,
+                                   cache=cache, repeats=recipe.verify.repeats,
+                                   timeout=recipe.verify.timeout_s,
+                                   full_suite=recipe.verify.full_suite,
+                                   recipe_sha256=recipe.sha256, seed=seed)
+                return {"key": journal_key(candidate), "status": "emitted", "record": record}
+            except Rejected as why:
+                return rejected(candidate, why)
+
+        for (candidate, _screened), entry in pool.map_unordered(job, confirm):
+            finish(candidate, entry)
     tried = [results[c.key] for c in ordered[:position] if c.key in results]
     emitted = [e["record"] for e in tried if e["status"] == "emitted"][:cap]
     return emitted, tried

@@ -121,6 +121,9 @@ class Candidate:
     body_lines: int
     covering_tests: tuple[str, ...]
     import_time: bool = False
+    # Code objects the fast path swaps for a stub: (path, first line incl. decorators, name).
+    # Empty for deletions that are not function bodies; those skip the screen.
+    targets: tuple[tuple[str, int, str], ...] = ()
 
     @property
     def key(self) -> str:

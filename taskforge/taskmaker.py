@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ from taskforge.model import Candidate
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
 from taskforge.statement import problem_statement, quotes_body
-from taskforge.verify import check_labels, label_tests
+from taskforge.testing.runner import run_tests
+from taskforge.verify import audit_labels, check_collection, check_labels, label_tests
+from taskforge.verify.screen import ScreenJob, ScreenResult, screen
 from taskforge.workspace import scratch_dir
 
 
@@ -42,11 +45,103 @@ def deleted_lines(deletion_patch: str) -> list[str]:
             if ln.startswith("-") and not ln.startswith("---")]
 
 
+@dataclass(frozen=True)
+class Screened:
+    """What the fast path learned about a candidate that it did not reject."""
+
+    fail_to_pass: tuple[str, ...]
+    task_runs: int
+    null_solutions: dict[str, dict[str, int]] | None  # None: to be checked in confirmation
+
+
+def _null_verdict(body: str, passed: int, of: int) -> None:
+    if of and passed == of:
+        raise Rejected("trivial-solution", f"a `{NULL_BODIES[body]}` body passes every FAIL_TO_PASS test")
+
+
+NULL_BODIES = {"pass": "pass", "return-none": "return None"}
+
+
+def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, repeats: int,
+                      timeout: float, sandbox: Sandbox, cache: Path,
+                      pool: Any) -> dict[str, Screened | Rejected | None]:
+    """Screen candidates with the forking fast path. Per candidate: `Screened` (go on to
+    confirmation), `Rejected`, or None (could not be screened: confirm the slow way)."""
+    verdicts: dict[str, Screened | Rejected | None] = {c.key: None for c in candidates}
+
+    def jobs_for(body: str, tests_of: dict[str, tuple[str, ...]], runs: int) -> list[ScreenJob]:
+        return [ScreenJob(id=c.key, modules=tuple(sorted({source.project.module_name(t[0])
+                                                           for t in c.targets})),
+                          targets=c.targets, body=body, tests=tests_of[c.key], repeats=runs)
+                for c in candidates if c.key in tests_of]
+
+    def run(jobs: list[ScreenJob]) -> dict[str, ScreenResult]:
+        chunks = [jobs[i::pool.workers] for i in range(pool.workers) if jobs[i::pool.workers]]
+        results: dict[str, ScreenResult] = {}
+        for _chunk, found in pool.map_unordered(
+                lambda chunk: screen(chunk, source.snapshot.root, source.env, sandbox, cache,
+                                     timeout=timeout), chunks):
+            results.update(found)
+        return results
+
+    stubbed = run(jobs_for("raise", {c.key: c.covering_tests for c in candidates if c.targets},
+                           max(1, repeats)))
+    failing: dict[str, tuple[str, ...]] = {}
+    for key, result in stubbed.items():
+        if result.unscreenable:
+            continue
+        if result.unstable():
+            verdicts[key] = Rejected("flaky-in-task-state", result.unstable()[0])
+        elif not result.failing_in_every_run():
+            verdicts[key] = Rejected("no-failing-test",
+                                     "every covering test passes with the feature deleted")
+        else:
+            failing[key] = tuple(result.failing_in_every_run())
+    nulls: dict[str, dict[str, dict[str, int]]] = {key: {} for key in failing}
+    for body in NULL_BODIES:
+        for key, result in run(jobs_for(body, failing, 1)).items():
+            if result.unscreenable or nulls.get(key) is None:
+                nulls[key] = None  # type: ignore[assignment]
+                continue
+            passed = sum(o == "passed" for o in result.runs[0].values())
+            nulls[key][body] = {"passed": passed, "of": len(failing[key])}
+    for key, f2p in failing.items():
+        verdicts[key] = Screened(fail_to_pass=f2p, task_runs=max(1, repeats),
+                                 null_solutions=nulls.get(key))
+        for body, counts in (nulls.get(key) or {}).items():
+            try:
+                _null_verdict(body, counts["passed"], counts["of"])
+            except Rejected as rejected:
+                verdicts[key] = rejected
+                break
+    return verdicts
+
+
+def _null_solutions(source: IngestedSource, strategy: Strategy, candidate: Candidate,
+                    options: TaskOptions, fail_to_pass: list[str], sandbox: Sandbox,
+                    cache: Path, timeout: float) -> dict[str, dict[str, int]]:
+    """Score the trivial solutions for real: each on its own materialized workspace."""
+    results: dict[str, dict[str, int]] = {}
+    for body in NULL_BODIES:
+        deletion = strategy.apply(source.project, candidate, options, body=body)
+        texts = {p: (source.project.text(p), t) for p, t in deletion.new_texts.items()}
+        with scratch_dir(cache, prefix="null-") as scratch:
+            workspace, _ = materialize_record({"deletion_patch": diff_texts(texts)},
+                                              source.snapshot.root, scratch / "workspace")
+            run = run_tests(source.env, workspace, sandbox, timeout=timeout, select=fail_to_pass)
+        results[body] = {"passed": len(run.passed() & set(fail_to_pass)), "of": len(fail_to_pass)}
+    return results
+
+
 def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, *,
-              options: TaskOptions, sandbox: Sandbox, cache: Path, repeats: int,
-              timeout: float, recipe_sha256: str, seed: int) -> dict[str, Any]:
-    if candidate.import_time:
-        raise Rejected("runs-at-import", candidate.symbol)
+              screened: Screened | None, options: TaskOptions, sandbox: Sandbox, cache: Path,
+              repeats: int, timeout: float, full_suite: bool, recipe_sha256: str,
+              seed: int) -> dict[str, Any]:
+    """Confirm one candidate on its real, materialized workspace and build its record.
+
+    After a screen, one fresh run per state confirms it (the screen's runs supply the
+    repeats); without one, the whole protocol runs `repeats` times here.
+    """
     deletion = strategy.apply(source.project, candidate, options)
     originals = {p: source.project.text(p) for p in deletion.new_texts}
     deletion_patch = diff_texts({p: (originals[p], t) for p, t in deletion.new_texts.items()})
@@ -57,11 +152,32 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
     with scratch_dir(cache, prefix="verify-") as scratch:
         workspace, removed = materialize_record({"deletion_patch": deletion_patch},
                                                 source.snapshot.root, scratch / "workspace")
+        if candidate.import_time:
+            check_collection(workspace, source.baseline.tests, source.env, sandbox,
+                             timeout=timeout)
         labels = label_tests(workspace, patch, tests, source.env, sandbox,
-                             repeats=repeats, timeout=timeout)
+                             repeats=1 if screened else repeats, timeout=timeout)
     check_labels(labels)
     fail_to_pass = labels.fail_to_pass
+    if screened and set(fail_to_pass) != set(screened.fail_to_pass):
+        raise Rejected("screen-disagrees", candidate.symbol)
+    nulls = screened.null_solutions if screened and screened.null_solutions is not None else \
+        _null_solutions(source, strategy, candidate, options, fail_to_pass, sandbox, cache,
+                        timeout)
+    for body, counts in nulls.items():
+        _null_verdict(body, counts["passed"], counts["of"])
     pass_to_pass = sorted(set(source.baseline.stable) - set(fail_to_pass))
+    audit = None
+    if full_suite:
+        with scratch_dir(cache, prefix="audit-") as scratch:
+            workspace, _ = materialize_record({"deletion_patch": deletion_patch},
+                                              source.snapshot.root, scratch / "workspace")
+            whole = label_tests(workspace, patch, list(source.baseline.stable), source.env,
+                                sandbox, repeats=1, timeout=timeout)
+        problems = audit_labels(whole, fail_to_pass)
+        if problems:
+            raise Rejected("audit-disagrees", problems[0])
+        audit = {"tests": len(source.baseline.stable), "agrees": True}
     statement = problem_statement(deletion.statement_facts, fail_to_pass)
     quoted = quotes_body(statement, deleted_lines(deletion_patch))
     if quoted:
@@ -95,6 +211,10 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         },
         "verification": {
             "mode": "targeted", "repeats": repeats, "tests_run": tests,
+            "screen": {"task_runs": screened.task_runs} if screened else None,
+            "collection_checked": candidate.import_time,
+            "null_solutions": {NULL_BODIES[b]: c for b, c in nulls.items()},
+            "audit": audit,
             "runs": labels.runs,
         },
         "sanitizer": {"artifacts_removed": removed, "fresh_git": True, "leak_scan": None},

@@ -27,3 +27,10 @@ def scratch_dir(cache: Path, prefix: str = "tmp-") -> Iterator[Path]:
     parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=parent, prefix=prefix) as scratch:
         yield Path(scratch)
+
+
+@contextlib.contextmanager
+def scratch_dir_for(workspace: Path) -> Iterator[Path]:
+    """A scratch dir next to `workspace` (same filesystem), removed afterwards."""
+    with tempfile.TemporaryDirectory(dir=workspace.parent, prefix="io-") as scratch:
+        yield Path(scratch)

@@ -259,7 +259,10 @@ def test_every_record_has_the_spec_fields(records: list[dict], recipe: Path,
         assert r["difficulty"]["fail_to_pass"] == len(r["FAIL_TO_PASS"])
         assert r["difficulty"]["symbols"] == 1 and r["difficulty"]["files"] == 1
         assert r["verification"]["repeats"] == 2
-        assert len(r["verification"]["runs"]) == 4  # two in the task state, two in the reference
+        # The screen ran the task state twice; the confirmation ran each state once, fresh.
+        assert r["verification"]["screen"] == {"task_runs": 2}
+        assert [run["state"] for run in r["verification"]["runs"]] == ["task", "reference"]
+        assert set(r["verification"]["null_solutions"]) == {"pass", "return None"}
         assert r["generator"]["recipe_sha256"] == recipe_sha
         assert r["generator"]["seed"] == 3
         assert r["generator"]["version"]

@@ -36,6 +36,9 @@ class Strategy(abc.ABC):
         """Every unit this strategy could delete, with the stable tests that executed it."""
 
     @abc.abstractmethod
-    def apply(self, project: PythonProject, candidate: Candidate,
-              options: TaskOptions) -> Deletion:
-        """The task state for one candidate. Raises `Rejected` when it cannot be applied."""
+    def apply(self, project: PythonProject, candidate: Candidate, options: TaskOptions,
+              body: str = "raise") -> Deletion:
+        """The task state for one candidate. Raises `Rejected` when it cannot be applied.
+
+        `body` names what stands where code was deleted: "raise" (the task), or one of the
+        trivial solutions "pass" and "return-none" that a task must not reward."""

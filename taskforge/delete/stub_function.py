@@ -17,7 +17,9 @@ from taskforge.errors import Rejected
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
 
 SKIP_DECORATORS = {"overload", "abstractmethod", "abc.abstractmethod", "typing.overload"}
-RAISE = cst.parse_statement("raise NotImplementedError\n")
+# The task's body, and the trivial solutions a task must not reward.
+BODIES = {name: cst.parse_statement(text + "\n") for name, text in (
+    ("raise", "raise NotImplementedError"), ("pass", "pass"), ("return-none", "return None"))}
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:
@@ -70,7 +72,8 @@ class _FunctionFinder(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
     def __init__(self) -> None:
-        self.found: list[tuple[str, cst.FunctionDef, int, int, int]] = []
+        # (qualname, node, def line, body start, end line, code object's first line)
+        self.found: list[tuple[str, cst.FunctionDef, int, int, int, int]] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         names = self.get_metadata(QualifiedNameProvider, node)
@@ -93,15 +96,18 @@ class _FunctionFinder(cst.CSTVisitor):
         seen = sum(1 for f in self.found if f[0] == qualname or f[0].startswith(qualname + "#"))
         if seen:
             qualname += f"#{seen + 1}"
-        self.found.append((qualname, node, def_line, body_start, position.end.line))
+        code_line = (self.get_metadata(PositionProvider, node.decorators[0]).start.line
+                     if node.decorators else def_line)
+        self.found.append((qualname, node, def_line, body_start, position.end.line, code_line))
 
 
 class _Stubber(cst.CSTTransformer):
     """Replace the body of the function whose name starts on `def_line`."""
 
-    def __init__(self, def_line: int, keep_docstring: bool) -> None:
+    def __init__(self, def_line: int, keep_docstring: bool, body: str = "raise") -> None:
         self.def_line = def_line
         self.keep_docstring = keep_docstring
+        self.statement = BODIES[body]
         self.applied = False
 
     METADATA_DEPENDENCIES = (PositionProvider,)
@@ -115,7 +121,7 @@ class _Stubber(cst.CSTTransformer):
         new_body: list[cst.BaseStatement] = []
         if self.keep_docstring and stmts and _is_docstring(stmts[0]):
             new_body.append(stmts[0].with_changes(leading_lines=()))
-        new_body.append(RAISE)
+        new_body.append(self.statement)
         if isinstance(updated.body, cst.IndentedBlock):
             # Comments at the end of the block belong to the deleted body; blank lines stay.
             footer = [line for line in updated.body.footer if line.comment is None]
@@ -141,7 +147,7 @@ class StubFunction(Strategy):
         for path, module in project.parsed_files():
             finder = _FunctionFinder()
             MetadataWrapper(module, unsafe_skip_copy=True).visit(finder)
-            for qualname, node, def_line, body_start, end_line in finder.found:
+            for qualname, node, def_line, body_start, end_line, code_line in finder.found:
                 if _is_trivial(_body_statements(node)):
                     continue
                 body_lines = end_line - body_start + 1
@@ -156,16 +162,17 @@ class StubFunction(Strategy):
                     strategy=self.name, path=path,
                     symbol=f"{project.module_name(path)}.{qualname}", kind=kind,
                     start_line=def_line, end_line=end_line, body_lines=body_lines,
-                    covering_tests=covering, import_time=import_time))
+                    covering_tests=covering, import_time=import_time,
+                    targets=((path, code_line, node.name.value),)))
         return found
 
-    def apply(self, project: PythonProject, candidate: Candidate,
-              options: TaskOptions) -> Deletion:
+    def apply(self, project: PythonProject, candidate: Candidate, options: TaskOptions,
+              body: str = "raise") -> Deletion:
         module = project.parse(candidate.path)
         if module is None:
             raise Rejected("unparsable", candidate.path)
         wrapper = MetadataWrapper(module)
-        stubber = _Stubber(candidate.start_line, options.keep_docstrings)
+        stubber = _Stubber(candidate.start_line, options.keep_docstrings, body)
         new_module = wrapper.visit(stubber)
         if not stubber.applied:
             raise Rejected("not-found", candidate.symbol)
@@ -185,7 +192,7 @@ class StubFunction(Strategy):
 def _find(wrapper: MetadataWrapper, def_line: int) -> cst.FunctionDef:
     finder = _FunctionFinder()
     wrapper.visit(finder)
-    for _qualname, node, line, _start, _end in finder.found:
+    for _qualname, node, line, *_rest in finder.found:
         if line == def_line:
             return node
     raise Rejected("not-found", f"line {def_line}")

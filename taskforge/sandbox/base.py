@@ -7,6 +7,8 @@ well they contain the command; every stage that runs tests goes through this int
 from __future__ import annotations
 
 import abc
+import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,41 @@ class Mounts:
 
     readonly: tuple[Path, ...] = ()
     writable: tuple[Path, ...] = ()
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """`4g`, `512m`, `1048576` -> bytes (powers of 1024)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise ValueError(f"not a size: {text!r} (use e.g. 4g, 512m)")
+    number, unit = match.groups()
+    return int(float(number) * 1024 ** " kmgt".index(unit.lower() or " "))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one command may use. Contained backends enforce all of it; `none` ignores it.
+
+    Defaults can be changed per machine with TASKFORGE_SANDBOX_MEMORY (e.g. `8g`),
+    TASKFORGE_SANDBOX_PIDS and TASKFORGE_SANDBOX_TMP (the private /tmp's size).
+    """
+
+    memory_bytes: int = 4 << 30  # address space written to (RLIMIT_DATA) and cgroup memory
+    pids: int = 1024  # processes and threads
+    tmp_bytes: int = 1 << 30  # the private /tmp (memory-backed)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        environ = os.environ if environ is None else environ
+        default = cls()
+        return cls(
+            memory_bytes=parse_size(environ.get("TASKFORGE_SANDBOX_MEMORY") or str(default.memory_bytes)),
+            pids=int(environ.get("TASKFORGE_SANDBOX_PIDS") or default.pids),
+            tmp_bytes=parse_size(environ.get("TASKFORGE_SANDBOX_TMP") or str(default.tmp_bytes)),
+        )
 
 
 class Sandbox(abc.ABC):

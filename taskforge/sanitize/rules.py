@@ -1,7 +1,12 @@
 """Artifact rules: named patterns for files that can carry residue of deleted code.
 
-These are the fast path of sanitizing; the leak scanner is the proof. Each rule matches a
-path component (a directory or file name) by glob, so one rule removes a whole cache tree.
+These are the fast path of sanitizing; the leak scanner is the proof. A rule names
+directories (every file under one is the artifact), files, or short path suffixes such as
+`node_modules/.cache`, all by glob; some also check what a directory holds (a virtualenv is
+any directory with a `pyvenv.cfg`; Sphinx's `_modules` only inside rendered HTML).
+
+Files the repository tracks on purpose (pass them as `keep`) are spared by `remove_artifacts`;
+the sanitizer removes one of those only when the leak scan finds residue in it.
 """
 
 from __future__ import annotations
@@ -9,74 +14,227 @@ from __future__ import annotations
 import fnmatch
 import os
 import shutil
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+# Version-control directories are never copied from a local source, and never kept.
+VCS_DIRS = (".git", ".hg", ".svn")
+
+
+def _is_virtualenv(path: Path) -> bool:
+    return (path / "pyvenv.cfg").is_file()
+
+
+def _in_rendered_html(path: Path) -> bool:
+    """Sphinx puts highlighted copies of the sources under `_modules/` of its HTML output."""
+    parent = path.parent
+    if any((parent / marker).exists() for marker in ("_static", "objects.inv", "searchindex.js",
+                                                      "genindex.html", "_sources")):
+        return True
+    try:
+        return any(p.suffix == ".html" for p in path.rglob("*.html"))
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
 class ArtifactRule:
-    """A named kind of artifact: directory names and file names it removes (globs)."""
+    """A named kind of artifact.
+
+    `dirs` and `files` are globs on one path component; `paths` are globs on the last
+    components of a directory's path (`node_modules/.cache`); `check`, when set, must also
+    hold for a matching directory. `snapshot` rules are also left out when a source tree is
+    snapshotted (they name nothing a project keeps in its sources on purpose); the others
+    (a `.jar`, an `out/` directory) may be real fixtures and are left to the leak scan.
+    """
 
     name: str
     dirs: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    check: Callable[[Path], bool] | None = None
+    snapshot: bool = True
+    description: str = ""
+
+    def matches_dir(self, parts: tuple[str, ...], path: Path | None) -> bool:
+        name = parts[-1]
+        hit = any(fnmatch.fnmatchcase(name, p) for p in self.dirs) or any(
+            _suffix_matches(parts, p) for p in self.paths)
+        if hit and self.check is not None:
+            return path is not None and self.check(path)
+        return hit
+
+    def matches_file(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) for p in self.files)
+
+
+def _suffix_matches(parts: tuple[str, ...], pattern: str) -> bool:
+    want = pattern.split("/")
+    return len(parts) >= len(want) and all(
+        fnmatch.fnmatchcase(part, glob) for part, glob in zip(parts[-len(want):], want, strict=True))
 
 
 RULES: tuple[ArtifactRule, ...] = (
-    ArtifactRule("python-bytecode", dirs=("__pycache__",), files=("*.pyc", "*.pyo")),
+    ArtifactRule("python-bytecode", dirs=("__pycache__",), files=("*.pyc", "*.pyo"),
+                 description="compiled modules hold the names and constants of the code"),
     ArtifactRule(
         "python-tool-caches",
         dirs=(".mypy_cache", ".pytype", ".pyre", ".ruff_cache", ".pytest_cache", ".hypothesis",
               ".tox", ".nox", ".eggs"),
-    ),
+        files=(".dmypy.json", "dmypy.json"),
+        description="type checkers, linters and test runners cache what they saw"),
+    ArtifactRule("virtualenvs", dirs=(".venv", "venv"),
+                 description="an environment inside the tree may hold an installed copy"),
+    ArtifactRule("virtualenv-any-name", dirs=("*",), check=_is_virtualenv, snapshot=False,
+                 description="any directory with a pyvenv.cfg"),
     ArtifactRule("build-outputs", dirs=("build", "dist", "*.egg-info"),
-                 files=("*.whl", "*.egg")),
-    ArtifactRule("coverage-outputs", dirs=("htmlcov",),
-                 files=(".coverage", ".coverage.*", "coverage.xml")),
-    ArtifactRule("editor-leftovers", dirs=(".idea",), files=("*.orig", "*.rej", "*~", ".*.swp")),
-    ArtifactRule("tag-files", files=("tags", "TAGS")),
-    ArtifactRule("notebook-checkpoints", dirs=(".ipynb_checkpoints",)),
-    ArtifactRule("virtualenvs", dirs=(".venv", "venv")),
+                 files=("*.whl", "*.egg"),
+                 description="copies of the package made by building it"),
+    ArtifactRule("sdists", files=("*-[0-9]*.tar.gz", "*-[0-9]*.tar.bz2", "*-[0-9]*.tgz"),
+                 snapshot=False, description="source distributions (name-version.tar.gz)"),
+    ArtifactRule("coverage-outputs", dirs=("htmlcov", ".nyc_output"),
+                 files=(".coverage", ".coverage.*", "coverage.xml", "coverage.json", "lcov.info",
+                        "*.lcov"),
+                 description="coverage data and reports quote or locate the code"),
+    ArtifactRule("rendered-docs", dirs=("_build", ".doctrees"), files=("*.doctree",),
+                 description="Sphinx output: highlighted sources, pickled doctrees"),
+    ArtifactRule("sphinx-module-pages", dirs=("_modules",), check=_in_rendered_html,
+                 snapshot=False, description="Sphinx `[source]` pages of every module"),
+    ArtifactRule("editor-leftovers", dirs=(".idea",),
+                 files=("*~", ".*.swp", ".*.swo", ".*.swn", "*.bak", "#*#", ".#*"),
+                 description="backups, swap files and IDE state"),
+    ArtifactRule("merge-leftovers",
+                 files=("*.orig", "*.rej", "*_BACKUP_*", "*_BASE_*", "*_LOCAL_*", "*_REMOTE_*"),
+                 description="patch and merge tools keep the old text beside the new"),
+    ArtifactRule("tag-files", files=("tags", "TAGS", ".tags", "GTAGS", "GRTAGS", "GPATH",
+                                     "cscope.out"),
+                 description="ctags/etags/global index every definition"),
+    ArtifactRule("notebook-checkpoints", dirs=(".ipynb_checkpoints",),
+                 description="Jupyter keeps the last saved copy of each notebook"),
+    ArtifactRule("jvm-bytecode", files=("*.class",), snapshot=False,
+                 description="compiled classes keep names and string constants"),
+    ArtifactRule("jvm-archives", files=("*.jar", "*.war", "*.ear"), snapshot=False,
+                 description="archives of compiled classes"),
+    ArtifactRule("build-directories", dirs=("target", "out", ".gradle"), snapshot=False,
+                 description="Maven/Cargo `target/`, IntelliJ `out/`, Gradle caches"),
+    ArtifactRule("js-caches", paths=("node_modules/.cache",), dirs=(".parcel-cache",),
+                 snapshot=False, description="bundler and transpiler caches"),
+    ArtifactRule("source-maps", files=("*.map",), snapshot=False,
+                 description="source maps embed the original sources (sourcesContent)"),
 )
-
-# Version-control directories are never copied from a local source.
-VCS_DIRS = (".git", ".hg", ".svn")
 
 
 def rule_for(name: str, is_dir: bool) -> ArtifactRule | None:
-    """The rule a single path component falls under, if any."""
+    """The snapshot rule a single path component falls under, if any (name-only rules: the
+    ones a tree is snapshotted without, see `git_exclude_lines`)."""
     for rule in RULES:
-        patterns = rule.dirs if is_dir else rule.files
-        if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+        if not rule.snapshot or rule.check is not None:
+            continue
+        if is_dir and rule.matches_dir((name,), None):
+            return rule
+        if not is_dir and rule.matches_file(name):
             return rule
     return None
 
 
 def git_exclude_lines() -> list[str]:
-    """VCS dirs and the rules as gitignore lines, for hashing a tree without copying it."""
+    """VCS dirs and the snapshot rules as gitignore lines, for hashing a tree without copying it."""
     lines = [f"{d}/" for d in VCS_DIRS]
     for rule in RULES:
+        if not rule.snapshot or rule.check is not None:
+            continue
         lines += [f"{p}/" for p in rule.dirs]
+        lines += [f"**/{p}/" for p in rule.paths]
         lines += list(rule.files)
     return lines
 
 
-def remove_artifacts(root: Path) -> dict[str, list[str]]:
-    """Delete everything under `root` that a rule names; return rule -> removed relative paths."""
-    removed: dict[str, list[str]] = {}
+def match_dir(parts: tuple[str, ...], path: Path | None = None) -> ArtifactRule | None:
+    """The rule a directory (its path components, relative to the tree) falls under."""
+    for rule in RULES:
+        if rule.matches_dir(parts, path):
+            return rule
+    return None
+
+
+def match_file(name: str) -> ArtifactRule | None:
+    for rule in RULES:
+        if rule.matches_file(name):
+            return rule
+    return None
+
+
+def rule_for_path(root: Path, rel: str) -> ArtifactRule | None:
+    """The rule that names `rel` (a file under `root`) or one of its directories, if any."""
+    parts = PurePosixPath(rel).parts
+    for depth in range(1, len(parts)):
+        rule = match_dir(parts[:depth], root.joinpath(*parts[:depth]))
+        if rule:
+            return rule
+    return match_file(parts[-1]) if parts else None
+
+
+def tracked_paths(root: Path) -> frozenset[str]:
+    """Every file (and symlink) under `root` as a relative POSIX path, VCS dirs aside: what a
+    snapshot holds, which is what its repository tracks on purpose."""
+    found: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in VCS_DIRS]
         here = Path(dirpath)
-        if here == root and ".git" in dirnames:
-            dirnames.remove(".git")  # the fresh-git step owns .git
-        for d in list(dirnames):
-            rule = rule_for(d, is_dir=True)
-            if rule:
-                shutil.rmtree(here / d)
-                dirnames.remove(d)
-                removed.setdefault(rule.name, []).append(str((here / d).relative_to(root)))
-        for f in filenames:
-            rule = rule_for(f, is_dir=False)
-            if rule:
-                (here / f).unlink()
-                removed.setdefault(rule.name, []).append(str((here / f).relative_to(root)))
+        for name in filenames + [d for d in dirnames if (here / d).is_symlink()]:
+            found.add((here / name).relative_to(root).as_posix())
+    return frozenset(found)
+
+
+def _ancestors(paths: Collection[str]) -> set[str]:
+    dirs: set[str] = set()
+    for rel in paths:
+        parent = PurePosixPath(rel).parent
+        while str(parent) != ".":
+            dirs.add(str(parent))
+            parent = parent.parent
+    return dirs
+
+
+def remove_artifacts(root: Path, keep: Collection[str] = ()) -> dict[str, list[str]]:
+    """Delete everything under `root` that a rule names, except the files in `keep` (relative
+    POSIX paths); return rule -> removed relative paths. VCS directories are left to the
+    fresh-git step. Inside an artifact directory that holds kept files, the rest is removed."""
+    keep = frozenset(keep)
+    kept_dirs = _ancestors(keep)
+    removed: dict[str, list[str]] = {}
+
+    def drop(path: Path, rule: ArtifactRule) -> None:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+        removed.setdefault(rule.name, []).append(path.relative_to(root).as_posix())
+
+    def walk(here: Path, inside: ArtifactRule | None) -> None:
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            rel = path.relative_to(root).as_posix()
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if is_dir and entry.name in VCS_DIRS:
+                continue
+            if is_dir:
+                rule = inside or match_dir(PurePosixPath(rel).parts, path)
+                if rule and rel not in kept_dirs:
+                    drop(path, rule)
+                else:
+                    walk(path, rule)
+            else:
+                rule = inside or match_file(entry.name)
+                if rule is None and entry.is_symlink():  # a link named like an artifact dir
+                    rule = match_dir(PurePosixPath(rel).parts, None)
+                if rule and rel not in keep:
+                    drop(path, rule)
+
+    walk(root, None)
     return {k: sorted(v) for k, v in sorted(removed.items())}

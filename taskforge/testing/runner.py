@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from taskforge.model import Environment, TestRun
@@ -33,16 +33,25 @@ def files_of(test_ids: Iterable[str]) -> list[str]:
 
 def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
               select: Iterable[str] | None = None, reverse: bool = False,
-              coverage_file: Path | None = None) -> TestRun:
-    """Run the suite (or only `select`) in `workspace`; results come from the JUnit XML."""
+              coverage_file: Path | None = None, extra_args: Sequence[str] = (),
+              extra_env: Mapping[str, str] | None = None,
+              writable: tuple[Path, ...] = ()) -> TestRun:
+    """Run the suite (or only `select`) in `workspace`; results come from the JUnit XML.
+
+    `extra_args`, `extra_env` and `writable` serve the screening and collect-only modes,
+    which leave their results in files under `writable` dirs.
+    """
     with tempfile.TemporaryDirectory(prefix="taskforge-run-") as scratch:
         results = Path(scratch)
         junit = results / "junit.xml"
         home = results / "home"
         home.mkdir()
+        # --tb=line: results come from the XML, and long tracebacks of hundreds of failing
+        # tests in a task state cost more than the tests themselves.
         argv = [*test_argv(env), "-p", PLUGIN, "-p", "no:cacheprovider",
-                f"--junitxml={junit}", f"--rootdir={workspace}", "-q"]
-        variables = environment_variables(env, workspace, home)
+                f"--junitxml={junit}", f"--rootdir={workspace}", "-q", "--tb=line",
+                *extra_args]
+        variables = {**environment_variables(env, workspace, home), **(extra_env or {})}
         if select is not None:
             chosen = sorted(set(select))
             (results / "select.txt").write_text("\n".join(chosen) + "\n")
@@ -54,7 +63,8 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
             variables["TASKFORGE_COVERAGE"] = str(coverage_file)
             variables["TASKFORGE_COVER_ROOT"] = str(workspace)
         mounts = Mounts(readonly=(env.venv, PLUGIN_DIR),
-                        writable=(results,) + ((coverage_file.parent,) if coverage_file else ()))
+                        writable=(results, *writable,
+                                  *((coverage_file.parent,) if coverage_file else ())))
         result = sandbox.exec(argv, workspace=workspace, env=variables, timeout=timeout,
                               mounts=mounts)
         outcomes, pytest_seconds = parse_junit(junit)

@@ -1,5 +1,13 @@
 """Verification: prove with the tests that a task is real."""
 
-from taskforge.verify.protocol import Labels, check_labels, label_tests
+from taskforge.verify.protocol import (
+    Labels,
+    audit_labels,
+    check_collection,
+    check_labels,
+    collected_ids,
+    label_tests,
+)
 
-__all__ = ["Labels", "check_labels", "label_tests"]
+__all__ = ["Labels", "audit_labels", "check_collection", "check_labels", "collected_ids",
+           "label_tests"]

@@ -16,6 +16,7 @@ from taskforge.model import Environment, TestRun
 from taskforge.patches import apply_patch
 from taskforge.sandbox import Sandbox
 from taskforge.testing.runner import run_tests
+from taskforge.workspace import scratch_dir_for
 
 
 @dataclass
@@ -68,3 +69,39 @@ def check_labels(labels: Labels) -> None:
         raise Rejected("reference-fails", labels.reference_failures[0])
     if not labels.fail_to_pass:
         raise Rejected("no-failing-test", "every covering test passes with the feature deleted")
+
+
+def collected_ids(workspace: Path, env: Environment, sandbox: Sandbox, *,
+                  timeout: float) -> set[str]:
+    """The node ids pytest collects in `workspace` (plus a marker per collection error)."""
+    with scratch_dir_for(workspace) as io:
+        target = io / "collected.txt"
+        run_tests(env, workspace, sandbox, timeout=timeout, extra_args=["--collect-only"],
+                  extra_env={"TASKFORGE_COLLECT_OUT": str(target)}, writable=(io,))
+        return set(target.read_text().splitlines()) if target.exists() else {"<no collection>"}
+
+
+def check_collection(workspace: Path, expected: tuple[str, ...], env: Environment,
+                     sandbox: Sandbox, *, timeout: float) -> None:
+    """A deletion whose code ran at import time must leave collection exactly as it was."""
+    collected = collected_ids(workspace, env, sandbox, timeout=timeout)
+    missing = sorted(set(expected) - collected)
+    errors = sorted(t for t in collected if t.startswith("<"))
+    if errors or missing:
+        raise Rejected("collection-breaks", (errors or missing)[0])
+
+
+def audit_labels(labels: Labels, fail_to_pass: list[str]) -> list[str]:
+    """Disagreements between a whole-suite run's labels and the targeted FAIL_TO_PASS."""
+    problems = []
+    extra = sorted(set(labels.fail_to_pass) - set(fail_to_pass))
+    missing = sorted(set(fail_to_pass) - set(labels.fail_to_pass))
+    if extra:
+        problems.append(f"fail in the whole suite but not in the targeted run: {extra[:5]}")
+    if missing:
+        problems.append(f"fail in the targeted run but not in the whole suite: {missing[:5]}")
+    if labels.unstable:
+        problems.append(f"unstable in the whole suite: {labels.unstable[:5]}")
+    if labels.reference_failures:
+        problems.append(f"fail with the reference in the whole suite: {labels.reference_failures[:5]}")
+    return problems

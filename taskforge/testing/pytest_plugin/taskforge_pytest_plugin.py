@@ -4,6 +4,8 @@ It must import nothing from taskforge: it runs inside the project's environment.
 steered by environment variables so that the command line stays the project's own:
 - TASKFORGE_SELECT: a file of node ids, one a line; every other item is deselected.
 - TASKFORGE_REVERSE=1: run the items in reverse order (the flaky gate's second run).
+- TASKFORGE_COLLECT_OUT: write the collected node ids (and `<collect-error>::path` for each
+  file that failed to collect) to this file, one a line.
 - TASKFORGE_COVERAGE / TASKFORGE_COVER_ROOT: record per-test line coverage of the files under
   the root into that coverage data file, with the node id as the context; lines run before
   the first test (imports, collection) keep the empty context.
@@ -45,6 +47,22 @@ def pytest_collection_modifyitems(session, config, items):
         items.reverse()
     for item in items:
         item.user_properties.append(("taskforge_nodeid", item.nodeid))
+
+
+_collect_errors: list[str] = []
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _collect_errors.append(f"<collect-error>::{report.nodeid}")
+
+
+def pytest_collection_finish(session):
+    target = os.environ.get("TASKFORGE_COLLECT_OUT")
+    if target:
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write("".join(f"{line}\n" for line in
+                                 [item.nodeid for item in session.items] + _collect_errors))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,0 +1,173 @@
+"""A fork server for screening many candidate deletions in one pytest process.
+
+Loaded with `-p taskforge_screen` next to `taskforge_pytest_plugin`, inside the project's
+own environment (so it imports nothing from taskforge). Mutation testing's trick (mutmut):
+collect once, then fork a child per job; the child swaps the code of the functions a job
+names for a stub and runs only that job's tests. Interpreter start, imports and collection
+are paid once for all candidates instead of once per candidate.
+
+TASKFORGE_SCREEN is a JSON-lines file of jobs:
+  {"id": ..., "modules": [import names], "targets": [[file, firstlineno, name], ...],
+   "body": "raise" | "pass" | "return-none", "tests": [node ids], "repeats": n}
+Results go to TASKFORGE_SCREEN_OUT, one JSON line per job:
+  {"id": ..., "runs": [{node id: outcome}, ...], "unscreenable": reason or null}
+The screen can only reject candidates: every task it lets through is confirmed in a fresh
+process on its real workspace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import json
+import os
+import signal
+import time
+import types
+
+import pytest
+
+_outcomes: dict[str, str] = {}
+BODIES = {"raise": "raise NotImplementedError", "pass": "pass", "return-none": "return None"}
+_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+
+def pytest_runtest_logreport(report):
+    """Each test's worst outcome over setup, call and teardown."""
+    if report.when == "call":
+        outcome = report.outcome
+    elif report.outcome == "failed":
+        outcome = "error"
+    elif report.outcome == "skipped":
+        outcome = "skipped"
+    else:
+        return  # a setup or teardown that passed says nothing about the test
+    previous = _outcomes.get(report.nodeid)
+    if previous is None or _RANK[outcome] > _RANK[previous]:
+        _outcomes[report.nodeid] = outcome
+
+
+def _functions_by_code():
+    """Every live function object, keyed by (file, first line, name) of its code."""
+    index = {}
+    for obj in gc.get_objects():
+        if isinstance(obj, types.FunctionType):
+            code = obj.__code__
+            key = (os.path.realpath(code.co_filename), code.co_firstlineno, code.co_name)
+            index.setdefault(key, []).append(obj)
+    return index
+
+
+def _stub_code(original, body):
+    """A code object with the original's free variables whose body raises or returns None."""
+    freevars = original.co_freevars
+    is_async = bool(original.co_flags & 0x80)  # CO_COROUTINE
+    statement = BODIES[body]
+    lines = ["def _outer():"]
+    lines += [f"    {name} = None" for name in freevars]
+    lines.append(f"    {'async ' if is_async else ''}def stub(*args, **kwargs):")
+    if freevars:
+        lines.append(f"        if False: ({', '.join(freevars)},)")
+    lines.append(f"        {statement}")
+    lines.append("    return stub")
+    namespace = {}
+    exec("\n".join(lines), namespace)
+    code = namespace["_outer"]().__code__
+    if code.co_freevars != freevars:
+        return None
+    return code.replace(co_name=original.co_name, co_qualname=original.co_qualname) \
+        if hasattr(code, "co_qualname") else code.replace(co_name=original.co_name)
+
+
+def _run_job(session, items_by_id, index, job):
+    targets = [tuple(t) for t in job["targets"]]
+    functions = [f for t in targets for f in index.get((os.path.realpath(t[0]), t[1], t[2]), [])]
+    if not functions:
+        return None, "function not found in memory"
+    for function in functions:
+        stub = _stub_code(function.__code__, job["body"])
+        if stub is None:
+            return None, "free variables differ"
+        function.__code__ = stub
+    selected = [items_by_id[t] for t in job["tests"] if t in items_by_id]
+    _outcomes.clear()
+    for i, item in enumerate(selected):
+        nextitem = selected[i + 1] if i + 1 < len(selected) else None
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+    return {t: _outcomes.get(t, "error") for t in job["tests"]}, None
+
+
+def _fork_job(session, items_by_id, index, job, timeout):
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never returns
+        os.close(read_fd)
+        code = 0
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            outcomes, why = _run_job(session, items_by_id, index, job)
+            payload = json.dumps({"outcomes": outcomes, "unscreenable": why}).encode()
+            with os.fdopen(write_fd, "wb") as pipe:
+                pipe.write(payload)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    deadline = time.monotonic() + timeout
+    chunks = []
+    os.set_blocking(read_fd, False)
+    while True:
+        try:
+            chunk = os.read(read_fd, 1 << 16)
+            if chunk:
+                chunks.append(chunk)
+            else:
+                break  # the child closed the pipe
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                break
+            time.sleep(0.005)
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    if time.monotonic() > deadline:
+        return {"outcomes": None, "unscreenable": "timeout"}
+    try:
+        return json.loads(b"".join(chunks) or b"null") or {"outcomes": None,
+                                                            "unscreenable": "child crashed"}
+    except ValueError:
+        return {"outcomes": None, "unscreenable": "child crashed"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    jobs_file = os.environ.get("TASKFORGE_SCREEN")
+    if not jobs_file:
+        return None
+    out_file = os.environ["TASKFORGE_SCREEN_OUT"]
+    timeout = float(os.environ.get("TASKFORGE_SCREEN_TIMEOUT", "120"))
+    items_by_id = {item.nodeid: item for item in session.items}
+    with open(jobs_file, encoding="utf-8") as handle:
+        jobs = [json.loads(line) for line in handle if line.strip()]
+    for module in sorted({m for job in jobs for m in job.get("modules", [])}):
+        # so its functions exist before indexing; one that does not import is reported
+        # per job as "function not found"
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
+    index = _functions_by_code()
+    with open(out_file, "a", encoding="utf-8") as out:
+        for job in jobs:
+            runs, why = [], None
+            for _ in range(job.get("repeats", 1)):
+                result = _fork_job(session, items_by_id, index, job, timeout)
+                if result.get("unscreenable"):
+                    why = result["unscreenable"]
+                    break
+                runs.append(result["outcomes"])
+            out.write(json.dumps({"id": job["id"], "runs": runs, "unscreenable": why}) + "\n")
+            out.flush()
+    return True

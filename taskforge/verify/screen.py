@@ -1,0 +1,76 @@
+"""The fast path: screen many candidates in one pytest process that forks a child per job.
+
+Interpreter start, imports and collection are paid once per batch instead of once per
+candidate. The screen may only reject: whatever it lets through is confirmed in a fresh
+process on the task's real, materialized workspace (see `taskforge.taskmaker`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskforge.model import Environment, Outcome
+from taskforge.sandbox import Sandbox
+from taskforge.testing.runner import run_tests
+from taskforge.workspace import scratch_copy, scratch_dir
+
+SCREEN_PLUGIN = "taskforge_screen"
+BODIES = ("raise", "pass", "return-none")
+
+
+@dataclass(frozen=True)
+class ScreenJob:
+    id: str
+    modules: tuple[str, ...]
+    targets: tuple[tuple[str, int, str], ...]  # (workspace-relative path, first line, name)
+    body: str  # one of BODIES
+    tests: tuple[str, ...]
+    repeats: int = 1
+
+
+@dataclass(frozen=True)
+class ScreenResult:
+    runs: tuple[dict[str, Outcome], ...]
+    unscreenable: str | None = None
+
+    def failing_in_every_run(self) -> list[str]:
+        tests = sorted(self.runs[0]) if self.runs else []
+        return [t for t in tests if all(r.get(t) != "passed" for r in self.runs)]
+
+    def unstable(self) -> list[str]:
+        tests = sorted(self.runs[0]) if self.runs else []
+        return [t for t in tests if len({r.get(t) == "passed" for r in self.runs}) > 1]
+
+
+def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, env: Environment, sandbox: Sandbox,
+           cache: Path, *, timeout: float) -> dict[str, ScreenResult]:
+    """Run every job in one forking pytest process over a copy of the original tree."""
+    if not jobs:
+        return {}
+    with scratch_copy(snapshot_root, cache, prefix="screen-") as workspace, \
+            scratch_dir(cache, prefix="screen-io-") as io:
+        jobs_file, out_file = io / "jobs.jsonl", io / "results.jsonl"
+        jobs_file.write_text("".join(json.dumps({
+            "id": job.id, "modules": list(job.modules), "body": job.body,
+            "targets": [[str(workspace / path), line, name] for path, line, name in job.targets],
+            "tests": list(job.tests), "repeats": job.repeats}) + "\n" for job in jobs))
+        tests = sorted({t for job in jobs for t in job.tests})
+        total = timeout * sum(job.repeats for job in jobs) + 60
+        run_tests(env, workspace, sandbox, timeout=total, select=tests,
+                  extra_args=["-p", SCREEN_PLUGIN],
+                  extra_env={"TASKFORGE_SCREEN": str(jobs_file),
+                             "TASKFORGE_SCREEN_OUT": str(out_file),
+                             "TASKFORGE_SCREEN_TIMEOUT": str(timeout)},
+                  writable=(io,))
+        lines = out_file.read_text().splitlines() if out_file.exists() else []
+    results: dict[str, ScreenResult] = {}
+    for line in lines:
+        data = json.loads(line)
+        results[data["id"]] = ScreenResult(runs=tuple(data["runs"]),
+                                           unscreenable=data["unscreenable"])
+    for job in jobs:  # a job the server never reported on (it crashed or timed out)
+        results.setdefault(job.id, ScreenResult(runs=(), unscreenable="no result"))
+    return results

@@ -84,7 +84,10 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
             results.update(found)
         return results
 
-    stubbed = run(jobs_for("raise", {c.key: c.covering_tests for c in candidates if c.targets},
+    # Code that ran at import time already ran before the fork: the screen cannot model
+    # its deletion, so those candidates go straight to confirmation.
+    screenable = [c for c in candidates if c.targets and not c.import_time]
+    stubbed = run(jobs_for("raise", {c.key: c.covering_tests for c in screenable},
                            max(1, repeats)))
     failing: dict[str, tuple[str, ...]] = {}
     for key, result in stubbed.items():

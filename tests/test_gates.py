@@ -1,0 +1,148 @@
+"""The verification gates, each proved on purpose-built code: a flaky test, a function a
+trivial body satisfies, a deletion that breaks an import, a test that covers nothing deleted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import make_project, write_recipe
+
+import taskforge
+from taskforge.generate import Summary
+
+
+def gate_project(tmp_path: Path) -> Path:
+    counter = tmp_path / "flaky-counter"
+    return make_project(tmp_path, {
+        "pyproject.toml": """\
+            [project]
+            name = "gates"
+            version = "1.0"
+            [build-system]
+            requires = ["setuptools>=61"]
+            build-backend = "setuptools.build_meta"
+        """,
+        "gates/__init__.py": "",
+        "gates/core.py": """\
+            def scale(values, factor):
+                \"\"\"Multiply every value by factor.\"\"\"
+                result = []
+                for value in values:
+                    result.append(value * factor)
+                return result
+
+
+            def check_positive(x):
+                \"\"\"Raise ValueError for a value that is not positive.\"\"\"
+                if x <= 0:
+                    raise ValueError(f"{x} is not positive")
+                return None
+
+
+            def build_table():
+                table = {}
+                for i in range(4):
+                    table[i] = i * i
+                return table
+
+
+            def bump(path):
+                count = int(path.read_text()) if path.exists() else 0
+                path.write_text(str(count + 1))
+                return count
+        """,
+        # Calls build_table at import time: stubbing it breaks every importer.
+        "gates/squares.py": """\
+            from gates.core import build_table
+
+            SQUARES = build_table()
+        """,
+        "tests/test_core.py": f"""\
+            from pathlib import Path
+
+            from gates.core import bump, check_positive, scale
+            from gates.squares import SQUARES
+
+            COUNTER = Path({str(counter)!r})
+
+
+            def test_scale():
+                assert scale([1, 2], 3) == [3, 6]
+
+
+            def test_scale_empty():
+                assert scale([], 3) == []
+
+
+            def test_positive_is_accepted():
+                check_positive(5)
+
+
+            def test_squares():
+                assert SQUARES[3] == 9
+
+
+            def test_unrelated_arithmetic():
+                assert sum(range(4)) == 6
+
+
+            def test_flaky_every_other_run():
+                # Fails on every other run of the suite: state kept outside the workspace.
+                assert bump(COUNTER) % 2 == 0
+        """,
+    }, name="gates")
+
+
+@pytest.fixture(scope="module")
+def gate_run(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> tuple[Summary, list[dict]]:
+    tmp = tmp_path_factory.mktemp("gates")
+    root = gate_project(tmp)
+    recipe = write_recipe(tmp / "recipe.yaml", f"""\
+        name: gates
+        sources:
+          - path: {root}
+        select: {{min_body_lines: 1}}
+        sandbox: none
+    """)
+    summary = taskforge.generate(recipe, out=tmp / "out", cache=tf_cache)
+    return summary, [t.record for t in taskforge.load_tasks(tmp / "out", cache=tf_cache)]
+
+
+def by_symbol(records: list[dict]) -> dict[str, dict]:
+    return {r["deleted"][0]["symbol"]: r for r in records}
+
+
+def test_a_flaky_test_is_never_fail_to_pass_or_pass_to_pass(gate_run) -> None:
+    summary, records = gate_run
+    assert records
+    flaky = "tests/test_core.py::test_flaky_every_other_run"
+    for record in records:
+        assert flaky not in record["FAIL_TO_PASS"]
+        assert flaky not in record["PASS_TO_PASS"]
+    (source,) = summary.sources
+    assert source["flaky"] == 1
+
+
+def test_a_function_a_pass_body_satisfies_never_becomes_a_task(gate_run) -> None:
+    summary, records = gate_run
+    assert "gates.core.check_positive" not in by_symbol(records)
+    assert summary.rejections.get("trivial-solution") == 1
+
+
+def test_a_deletion_that_breaks_an_import_is_rejected(gate_run) -> None:
+    summary, records = gate_run
+    assert "gates.core.build_table" not in by_symbol(records)
+    assert summary.rejections.get("collection-breaks") == 1
+
+
+def test_a_test_that_covers_nothing_deleted_is_never_fail_to_pass(gate_run) -> None:
+    _summary, records = gate_run
+    task = by_symbol(records)["gates.core.scale"]
+    assert sorted(task["FAIL_TO_PASS"]) == ["tests/test_core.py::test_scale",
+                                            "tests/test_core.py::test_scale_empty"]
+    assert "tests/test_core.py::test_unrelated_arithmetic" in task["PASS_TO_PASS"]
+    for record in records:
+        assert set(record["FAIL_TO_PASS"]) <= set(record["verification"]["tests_run"])
+        assert "tests/test_core.py::test_unrelated_arithmetic" not in record["FAIL_TO_PASS"]

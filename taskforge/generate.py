@@ -191,6 +191,8 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
                 finish(candidate, journal.done[journal_key(candidate)])
             else:
                 todo.append(candidate)
+        if todo:
+            progress.log(f"{source.snapshot.name}: screening {len(todo)} candidates")
         verdicts = screen_candidates(source, todo, repeats=recipe.verify.repeats,
                                      timeout=recipe.verify.timeout_s, sandbox=box, cache=cache,
                                      pool=pool)

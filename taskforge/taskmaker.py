@@ -52,6 +52,8 @@ class Screened:
     fail_to_pass: tuple[str, ...]
     task_runs: int
     null_solutions: dict[str, dict[str, int]] | None  # None: to be checked in confirmation
+    seconds: float = 0.0  # this candidate's jobs in the screen server, forks included
+    pytest_seconds: float = 0.0  # what its tests took there
 
 
 def _null_verdict(body: str, passed: int, of: int) -> None:
@@ -101,16 +103,20 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
         else:
             failing[key] = tuple(result.failing_in_every_run())
     nulls: dict[str, dict[str, dict[str, int]]] = {key: {} for key in failing}
-    for body in NULL_BODIES:
-        for key, result in run(jobs_for(body, failing, 1)).items():
+    null_runs = [run(jobs_for(body, failing, 1)) for body in NULL_BODIES]
+    for body, results in zip(NULL_BODIES, null_runs, strict=True):
+        for key, result in results.items():
             if result.unscreenable or nulls.get(key) is None:
                 nulls[key] = None  # type: ignore[assignment]
                 continue
             passed = sum(o == "passed" for o in result.runs[0].values())
             nulls[key][body] = {"passed": passed, "of": len(failing[key])}
     for key, f2p in failing.items():
+        spent = [r for r in (stubbed[key], *(n.get(key) for n in null_runs)) if r is not None]
         verdicts[key] = Screened(fail_to_pass=f2p, task_runs=max(1, repeats),
-                                 null_solutions=nulls.get(key))
+                                 null_solutions=nulls.get(key),
+                                 seconds=sum(r.wall_seconds for r in spent),
+                                 pytest_seconds=sum(r.pytest_seconds for r in spent))
         for body, counts in (nulls.get(key) or {}).items():
             try:
                 _null_verdict(body, counts["passed"], counts["of"])
@@ -214,7 +220,8 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         },
         "verification": {
             "mode": "targeted", "repeats": repeats, "tests_run": tests,
-            "screen": {"task_runs": screened.task_runs} if screened else None,
+            "screen": {"task_runs": screened.task_runs, "seconds": round(screened.seconds, 3),
+                       "pytest_seconds": round(screened.pytest_seconds, 3)} if screened else None,
             "collection_checked": candidate.import_time,
             "null_solutions": {NULL_BODIES[b]: c for b, c in nulls.items()},
             "audit": audit,

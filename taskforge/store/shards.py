@@ -18,13 +18,22 @@ from taskforge.errors import UserError
 
 
 def strip_timing(record: dict[str, Any]) -> dict[str, Any]:
-    """A copy of `record` without its timing fields (`created_at`, the seconds of each
-    verification run): what must be identical across reruns, resumes and shards."""
+    """A copy of `record` without its timing fields (`created_at`, and every `*seconds`
+    figure under `verification`): what must be identical across reruns, resumes, shards."""
     stripped = json.loads(json.dumps(record))
     stripped.pop("created_at", None)
-    for run in stripped.get("verification", {}).get("runs", []):
-        for key in [k for k in run if k.endswith("seconds")]:
-            del run[key]
+
+    def drop_seconds(node: Any) -> None:
+        if isinstance(node, dict):
+            for key in [k for k in node if k.endswith("seconds")]:
+                del node[key]
+            for value in node.values():
+                drop_seconds(value)
+        elif isinstance(node, list):
+            for value in node:
+                drop_seconds(value)
+
+    drop_seconds(stripped.get("verification"))
     return stripped
 
 

@@ -35,6 +35,8 @@ class ScreenJob:
 class ScreenResult:
     runs: tuple[dict[str, Outcome], ...]
     unscreenable: str | None = None
+    pytest_seconds: float = 0.0  # what the tests took inside the forked children
+    wall_seconds: float = 0.0  # the job's time in the server, forks included
 
     def failing_in_every_run(self) -> list[str]:
         tests = sorted(self.runs[0]) if self.runs else []
@@ -70,7 +72,9 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, env: Environment, san
     for line in lines:
         data = json.loads(line)
         results[data["id"]] = ScreenResult(runs=tuple(data["runs"]),
-                                           unscreenable=data["unscreenable"])
+                                           unscreenable=data["unscreenable"],
+                                           pytest_seconds=data.get("pytest_seconds", 0.0),
+                                           wall_seconds=data.get("wall_seconds", 0.0))
     for job in jobs:  # a job the server never reported on (it crashed or timed out)
         results.setdefault(job.id, ScreenResult(runs=(), unscreenable="no result"))
     return results

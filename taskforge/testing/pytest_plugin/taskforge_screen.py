@@ -10,7 +10,8 @@ TASKFORGE_SCREEN is a JSON-lines file of jobs:
   {"id": ..., "modules": [import names], "targets": [[file, firstlineno, name], ...],
    "body": "raise" | "pass" | "return-none", "tests": [node ids], "repeats": n}
 Results go to TASKFORGE_SCREEN_OUT, one JSON line per job:
-  {"id": ..., "runs": [{node id: outcome}, ...], "unscreenable": reason or null}
+  {"id": ..., "runs": [{node id: outcome}, ...], "unscreenable": reason or null,
+   "pytest_seconds": what the tests themselves took, "wall_seconds": with forking}
 The screen can only reject candidates: every task it lets through is confirmed in a fresh
 process on its real workspace.
 """
@@ -33,8 +34,12 @@ BODIES = {"raise": "raise NotImplementedError", "pass": "pass", "return-none": "
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
 
+_seconds = [0.0]
+
+
 def pytest_runtest_logreport(report):
-    """Each test's worst outcome over setup, call and teardown."""
+    """Each test's worst outcome over setup, call and teardown, and the seconds they took."""
+    _seconds[0] += getattr(report, "duration", 0.0) or 0.0
     if report.when == "call":
         outcome = report.outcome
     elif report.outcome == "failed":
@@ -92,6 +97,7 @@ def _run_job(session, items_by_id, index, job):
         function.__code__ = stub
     selected = [items_by_id[t] for t in job["tests"] if t in items_by_id]
     _outcomes.clear()
+    _seconds[0] = 0.0
     for i, item in enumerate(selected):
         nextitem = selected[i + 1] if i + 1 < len(selected) else None
         item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
@@ -109,7 +115,8 @@ def _fork_job(session, items_by_id, index, job, timeout):
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
             outcomes, why = _run_job(session, items_by_id, index, job)
-            payload = json.dumps({"outcomes": outcomes, "unscreenable": why}).encode()
+            payload = json.dumps({"outcomes": outcomes, "unscreenable": why,
+                                  "seconds": _seconds[0]}).encode()
             with os.fdopen(write_fd, "wb") as pipe:
                 pipe.write(payload)
         except BaseException:
@@ -161,13 +168,17 @@ def pytest_runtestloop(session):
     index = _functions_by_code()
     with open(out_file, "a", encoding="utf-8") as out:
         for job in jobs:
-            runs, why = [], None
+            runs, why, seconds = [], None, 0.0
+            started = time.monotonic()
             for _ in range(job.get("repeats", 1)):
                 result = _fork_job(session, items_by_id, index, job, timeout)
                 if result.get("unscreenable"):
                     why = result["unscreenable"]
                     break
                 runs.append(result["outcomes"])
-            out.write(json.dumps({"id": job["id"], "runs": runs, "unscreenable": why}) + "\n")
+                seconds += result.get("seconds", 0.0)
+            out.write(json.dumps({"id": job["id"], "runs": runs, "unscreenable": why,
+                                  "pytest_seconds": seconds,
+                                  "wall_seconds": time.monotonic() - started}) + "\n")
             out.flush()
     return True

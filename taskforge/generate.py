@@ -19,7 +19,7 @@ from taskforge.recipe import Recipe, load_recipe
 from taskforge.sandbox import Sandbox, get_sandbox
 from taskforge.store.shards import Journal, shard_name, write_manifest, write_shard
 from taskforge.store.snapshots import export_snapshot
-from taskforge.taskmaker import Screened, make_task, screen_candidates
+from taskforge.taskmaker import Screened, make_task, run_timeout, screen_candidates
 
 FUNNEL_STAGES = ("candidates", "tried", "deleted", "verified", "emitted")
 # Rejections that happen before anything is deleted.
@@ -162,6 +162,7 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
     results: dict[str, dict[str, Any]] = {}
     position = 0
     progress.start(len(ordered))
+    timeout = run_timeout(source, recipe.verify.timeout_s)
 
     def journal_key(candidate: Candidate) -> str:
         return f"{source.snapshot.id}:{candidate.key}"
@@ -194,23 +195,23 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
         if todo:
             progress.log(f"{source.snapshot.name}: screening {len(todo)} candidates")
         verdicts = screen_candidates(source, todo, repeats=recipe.verify.repeats,
-                                     timeout=recipe.verify.timeout_s, sandbox=box, cache=cache,
+                                     timeout=timeout, sandbox=box, cache=cache,
                                      pool=pool)
         confirm = []
         for candidate in todo:
             verdict = verdicts[candidate.key]
-            if isinstance(verdict, Rejected):
-                finish(candidate, rejected(candidate, verdict))
+            if verdict.rejection:
+                finish(candidate, rejected(candidate, verdict.rejection))
             else:
                 confirm.append((candidate, verdict))
 
-        def job(item: tuple[Candidate, Screened | None]) -> dict[str, Any]:
+        def job(item: tuple[Candidate, Screened]) -> dict[str, Any]:
             candidate, screened = item
             try:
                 record = make_task(source, strategies[candidate.strategy], candidate,
                                    screened=screened, options=recipe.task, sandbox=box,
                                    cache=cache, repeats=recipe.verify.repeats,
-                                   timeout=recipe.verify.timeout_s,
+                                   timeout=timeout,
                                    full_suite=recipe.verify.full_suite,
                                    recipe_sha256=recipe.sha256, seed=seed)
                 return {"key": journal_key(candidate), "status": "emitted", "record": record}

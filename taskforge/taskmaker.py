@@ -47,29 +47,41 @@ def deleted_lines(deletion_patch: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Screened:
-    """What the fast path learned about a candidate that it did not reject."""
+    """What the fast path learned about one candidate."""
 
-    fail_to_pass: tuple[str, ...]
-    task_runs: int
-    null_solutions: dict[str, dict[str, int]] | None  # None: to be checked in confirmation
+    screened: bool  # False: the screen could not model it; confirm the slow way
+    fail_to_pass: tuple[str, ...] = ()  # covering tests failing in every screened run
+    task_runs: int = 0
+    null_solutions: dict[str, dict[str, int]] | None = None  # None: check in confirmation
+    rejection: Rejected | None = None
     seconds: float = 0.0  # this candidate's jobs in the screen server, forks included
     pytest_seconds: float = 0.0  # what its tests took there
-
-
-def _null_verdict(body: str, passed: int, of: int) -> None:
-    if of and passed == of:
-        raise Rejected("trivial-solution", f"a `{NULL_BODIES[body]}` body passes every FAIL_TO_PASS test")
 
 
 NULL_BODIES = {"pass": "pass", "return-none": "return None"}
 
 
+def run_timeout(source: IngestedSource, limit: float) -> float:
+    """How long one run of a candidate's tests may take: a few times the baseline's slowest
+    whole-suite run (a stub that makes a caller loop forever should cost little), at most
+    the recipe's `verify.timeout_s`."""
+    return min(limit, max(30.0, 3 * max(source.baseline.run_seconds)))
+NOT_SCREENED = Screened(screened=False)
+
+
+def _null_rejection(null_solutions: dict[str, dict[str, int]]) -> Rejected | None:
+    for body, counts in null_solutions.items():
+        if counts["of"] and counts["passed"] == counts["of"]:
+            return Rejected("trivial-solution",
+                            f"a `{NULL_BODIES[body]}` body passes every FAIL_TO_PASS test")
+    return None
+
+
 def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, repeats: int,
                       timeout: float, sandbox: Sandbox, cache: Path,
-                      pool: Any) -> dict[str, Screened | Rejected | None]:
-    """Screen candidates with the forking fast path. Per candidate: `Screened` (go on to
-    confirmation), `Rejected`, or None (could not be screened: confirm the slow way)."""
-    verdicts: dict[str, Screened | Rejected | None] = {c.key: None for c in candidates}
+                      pool: Any) -> dict[str, Screened]:
+    """Screen candidates with the forking fast path: the task state `repeats` times, then
+    each trivial solution once on the tests that failed."""
 
     def jobs_for(body: str, tests_of: dict[str, tuple[str, ...]], runs: int) -> list[ScreenJob]:
         return [ScreenJob(id=c.key, modules=tuple(sorted({source.project.module_name(t[0])
@@ -89,40 +101,44 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
     # Code that ran at import time already ran before the fork: the screen cannot model
     # its deletion, so those candidates go straight to confirmation.
     screenable = [c for c in candidates if c.targets and not c.import_time]
-    stubbed = run(jobs_for("raise", {c.key: c.covering_tests for c in screenable},
-                           max(1, repeats)))
-    failing: dict[str, tuple[str, ...]] = {}
-    for key, result in stubbed.items():
-        if result.unscreenable:
+    runs = max(1, repeats)
+    stubbed = run(jobs_for("raise", {c.key: c.covering_tests for c in screenable}, runs))
+    usable = {k: r for k, r in stubbed.items() if not r.unscreenable or r.timed_out}
+    failing = {k: tuple(r.failing_in_every_run()) for k, r in usable.items()
+               if r.failing_in_every_run() and not r.unstable()}
+    null_runs = {body: run(jobs_for(body, failing, 1)) for body in NULL_BODIES}
+    verdicts: dict[str, Screened] = {}
+    for candidate in candidates:
+        key = candidate.key
+        result = usable.get(key)
+        if result is None:
+            verdicts[key] = NOT_SCREENED
             continue
-        if result.unstable():
-            verdicts[key] = Rejected("flaky-in-task-state", result.unstable()[0])
-        elif not result.failing_in_every_run():
-            verdicts[key] = Rejected("no-failing-test",
-                                     "every covering test passes with the feature deleted")
-        else:
-            failing[key] = tuple(result.failing_in_every_run())
-    nulls: dict[str, dict[str, dict[str, int]]] = {key: {} for key in failing}
-    null_runs = [run(jobs_for(body, failing, 1)) for body in NULL_BODIES]
-    for body, results in zip(NULL_BODIES, null_runs, strict=True):
-        for key, result in results.items():
-            if result.unscreenable or nulls.get(key) is None:
-                nulls[key] = None  # type: ignore[assignment]
+        spent = [result, *(n[key] for n in null_runs.values() if key in n)]
+        nulls: dict[str, dict[str, int]] | None = {}
+        for body, results in null_runs.items():
+            null = results.get(key)
+            if null is None or (null.unscreenable and not null.timed_out) or nulls is None:
+                nulls = None
                 continue
-            passed = sum(o == "passed" for o in result.runs[0].values())
-            nulls[key][body] = {"passed": passed, "of": len(failing[key])}
-    for key, f2p in failing.items():
-        spent = [r for r in (stubbed[key], *(n.get(key) for n in null_runs)) if r is not None]
-        verdicts[key] = Screened(fail_to_pass=f2p, task_runs=max(1, repeats),
-                                 null_solutions=nulls.get(key),
-                                 seconds=sum(r.wall_seconds for r in spent),
-                                 pytest_seconds=sum(r.pytest_seconds for r in spent))
-        for body, counts in (nulls.get(key) or {}).items():
-            try:
-                _null_verdict(body, counts["passed"], counts["of"])
-            except Rejected as rejected:
-                verdicts[key] = rejected
-                break
+            # A trivial solution that hangs passes nothing.
+            passed = 0 if null.timed_out else sum(o == "passed" for o in null.runs[0].values())
+            nulls[body] = {"passed": passed, "of": len(failing[key])}
+        rejection = None
+        if result.timed_out:
+            rejection = Rejected("timeout", "the task state hangs")
+        elif result.unstable():
+            rejection = Rejected("flaky-in-task-state", result.unstable()[0])
+        elif not failing.get(key):
+            rejection = Rejected("no-failing-test",
+                                 "every covering test passes with the feature deleted")
+        elif nulls:
+            rejection = _null_rejection(nulls)
+        verdicts[key] = Screened(
+            screened=True, fail_to_pass=tuple(result.failing_in_every_run()), task_runs=runs,
+            null_solutions=nulls if key in failing else None, rejection=rejection,
+            seconds=sum(r.wall_seconds for r in spent),
+            pytest_seconds=sum(r.pytest_seconds for r in spent))
     return verdicts
 
 
@@ -143,7 +159,7 @@ def _null_solutions(source: IngestedSource, strategy: Strategy, candidate: Candi
 
 
 def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, *,
-              screened: Screened | None, options: TaskOptions, sandbox: Sandbox, cache: Path,
+              screened: Screened, options: TaskOptions, sandbox: Sandbox, cache: Path,
               repeats: int, timeout: float, full_suite: bool, recipe_sha256: str,
               seed: int) -> dict[str, Any]:
     """Confirm one candidate on its real, materialized workspace and build its record.
@@ -165,16 +181,17 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
             check_collection(workspace, source.baseline.tests, source.env, sandbox,
                              timeout=timeout)
         labels = label_tests(workspace, patch, tests, source.env, sandbox,
-                             repeats=1 if screened else repeats, timeout=timeout)
+                             repeats=1 if screened.screened else repeats, timeout=timeout)
     check_labels(labels)
     fail_to_pass = labels.fail_to_pass
-    if screened and set(fail_to_pass) != set(screened.fail_to_pass):
+    if screened.screened and set(fail_to_pass) != set(screened.fail_to_pass):
         raise Rejected("screen-disagrees", candidate.symbol)
-    nulls = screened.null_solutions if screened and screened.null_solutions is not None else \
+    nulls = screened.null_solutions if screened.null_solutions is not None else \
         _null_solutions(source, strategy, candidate, options, fail_to_pass, sandbox, cache,
                         timeout)
-    for body, counts in nulls.items():
-        _null_verdict(body, counts["passed"], counts["of"])
+    rejection = _null_rejection(nulls)
+    if rejection:
+        raise rejection
     pass_to_pass = sorted(set(source.baseline.stable) - set(fail_to_pass))
     audit = None
     if full_suite:
@@ -221,7 +238,8 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         "verification": {
             "mode": "targeted", "repeats": repeats, "tests_run": tests,
             "screen": {"task_runs": screened.task_runs, "seconds": round(screened.seconds, 3),
-                       "pytest_seconds": round(screened.pytest_seconds, 3)} if screened else None,
+                       "pytest_seconds": round(screened.pytest_seconds, 3)}
+            if screened.screened else None,
             "collection_checked": candidate.import_time,
             "null_solutions": {NULL_BODIES[b]: c for b, c in nulls.items()},
             "audit": audit,

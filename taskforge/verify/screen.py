@@ -38,6 +38,10 @@ class ScreenResult:
     pytest_seconds: float = 0.0  # what the tests took inside the forked children
     wall_seconds: float = 0.0  # the job's time in the server, forks included
 
+    @property
+    def timed_out(self) -> bool:
+        return self.unscreenable == "timeout"
+
     def failing_in_every_run(self) -> list[str]:
         tests = sorted(self.runs[0]) if self.runs else []
         return [t for t in tests if all(r.get(t) != "passed" for r in self.runs)]

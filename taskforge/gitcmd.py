@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,8 +20,19 @@ FIXED_ENV = {
 }
 
 
+# Variables that would point git at another repository, object store or index.
+_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+              "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+              "GIT_TEMPLATE_DIR", "GIT_CEILING_DIRECTORIES")
+
+
 class GitError(RuntimeError):
     pass
+
+
+def git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REDIRECTS}
+    return {**env, **FIXED_ENV}
 
 
 def git(*args: str, cwd: Path | None = None, git_dir: Path | None = None,
@@ -30,8 +42,7 @@ def git(*args: str, cwd: Path | None = None, git_dir: Path | None = None,
         cmd.append(f"--git-dir={git_dir}")
     if work_tree is not None:
         cmd.append(f"--work-tree={work_tree}")
-    env = {**os.environ, **FIXED_ENV}
-    proc = subprocess.run([*cmd, *args], cwd=cwd, env=env, input=input, capture_output=True)
+    proc = subprocess.run([*cmd, *args], cwd=cwd, env=git_env(), input=input, capture_output=True)
     if proc.returncode != 0:
         message = proc.stderr.decode(errors="replace").strip().splitlines()
         raise GitError(message[-1] if message else f"git {args[0]} failed")
@@ -57,6 +68,59 @@ def commit_tree(work_tree: Path, git_dir: Path, message: str, exclude: list[str]
     return git("rev-parse", "HEAD", git_dir=git_dir)
 
 
+# What a fresh repository may hold: nothing else (no logs, packed-refs, ORIG_HEAD, FETCH_HEAD,
+# hooks, info, description, stash or notes refs).
+FRESH_ENTRIES = {"HEAD", "config", "index", "objects", "refs"}
+
+
 def fresh_repository(workspace: Path, message: str = "task workspace") -> str:
-    """Give `workspace` a brand-new .git holding exactly one commit of its files."""
-    return commit_tree(workspace, workspace / ".git", message)
+    """Give `workspace` a brand-new .git holding exactly one commit of its files and nothing
+    else; raise GitError if the result holds anything more (see `fresh_repository_problems`)."""
+    git_dir = workspace / ".git"
+    if git_dir.is_symlink() or git_dir.is_file():
+        git_dir.unlink()
+    elif git_dir.exists():
+        shutil.rmtree(git_dir)
+    commit = commit_tree(workspace, git_dir, message)
+    git("config", "gc.auto", "0", git_dir=git_dir)  # nothing repacks or prunes behind our back
+    for name in os.listdir(git_dir):
+        if name not in FRESH_ENTRIES:  # COMMIT_EDITMSG and anything git adds on its own
+            path = git_dir / name
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    problems = fresh_repository_problems(git_dir)
+    if problems:
+        raise GitError(f"{workspace}: fresh repository is not clean: {'; '.join(problems)}")
+    return commit
+
+
+def fresh_repository_problems(git_dir: Path, full: bool = False) -> list[str]:
+    """What keeps `git_dir` from being one commit and nothing else; empty when clean.
+    `full` also runs `git fsck --unreachable --no-reflogs` (slower on big trees)."""
+    problems = [f"unexpected .git/{name}" for name in sorted(os.listdir(git_dir))
+                if name not in FRESH_ENTRIES]
+    refs = git("for-each-ref", "--format=%(refname)", git_dir=git_dir).split()
+    if refs != ["refs/heads/main"]:
+        problems.append(f"refs: {refs}")
+    if git("symbolic-ref", "HEAD", git_dir=git_dir) != "refs/heads/main":
+        problems.append("HEAD is not refs/heads/main")
+    if git("rev-list", "--count", "--all", git_dir=git_dir) != "1":
+        problems.append("more than one commit")
+    objects_dir = git_dir / "objects"
+    for extra in ("info/alternates", "info/http-alternates", "info/packs"):
+        if (objects_dir / extra).exists():
+            problems.append(f"objects/{extra} exists")
+    if (objects_dir / "pack").is_dir() and any((objects_dir / "pack").iterdir()):
+        problems.append("pack files present")
+    stored = set(git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)",
+                     git_dir=git_dir).split())
+    reachable = {line.split()[0] for line in
+                 git("rev-list", "--objects", "--all", git_dir=git_dir).splitlines() if line}
+    if stored != reachable:
+        problems.append(f"{len(stored - reachable)} unreachable objects, "
+                        f"{len(reachable - stored)} missing")
+    if full:
+        unreachable = git("fsck", "--unreachable", "--no-reflogs", "--no-progress",
+                          git_dir=git_dir)
+        if unreachable:
+            problems.append(f"fsck: {unreachable.splitlines()[0]}")
+    return problems

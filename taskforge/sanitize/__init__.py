@@ -1,23 +1,226 @@
-"""Make a task workspace safe to hand to an agent: artifacts removed, a fresh one-commit git."""
+"""Make a task workspace safe to hand to an agent, and prove it.
+
+`sanitize_workspace` is the fast path: artifact rules, every VCS directory, one fresh commit.
+`sanitize_and_scan` is the proof: after sanitizing, the workspace and the environment are
+searched for fingerprints of the deleted code; a hit that a rule can remove is removed and the
+scan repeated, any other hit rejects the task with reason `leak:<path>`.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
-from pathlib import Path
+import tempfile
+from collections.abc import Collection, Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any
 
+from taskforge.errors import Rejected
 from taskforge.gitcmd import fresh_repository
-from taskforge.sanitize.rules import RULES, remove_artifacts
+from taskforge.sanitize.fingerprints import (
+    Fingerprint,
+    Fingerprints,
+    fingerprint_deletion,
+    fingerprint_workspace,
+    read_tree,
+)
+from taskforge.sanitize.rules import (
+    RULES,
+    VCS_DIRS,
+    remove_artifacts,
+    rule_for_path,
+    tracked_paths,
+)
+from taskforge.sanitize.scan import Hit, ScanStats, scan
+
+SCAN_REMOVED = "leak-scan"  # the artifacts_removed key of files removed because of a hit
+ENV_RULES = {"python-bytecode"}  # what may be deleted from a shared environment
 
 
-def sanitize_workspace(workspace: Path) -> dict[str, list[str]]:
-    """Remove every artifact a rule names and replace any .git with one fresh commit."""
-    removed = remove_artifacts(workspace)
-    for vcs in (".git", ".hg", ".svn"):
-        if (workspace / vcs).exists():
-            shutil.rmtree(workspace / vcs)
-            removed.setdefault("version-control", []).append(vcs)
+def remove_vcs_dirs(root: Path) -> list[str]:
+    """Delete every .git/.hg/.svn (directory, or a `.git` file) anywhere under `root`."""
+    removed: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        for name in [d for d in dirnames if d in VCS_DIRS]:
+            path = here / name
+            shutil.rmtree(path) if not path.is_symlink() else path.unlink()
+            dirnames.remove(name)
+            removed.append(path.relative_to(root).as_posix())
+        for name in filenames:
+            if name in VCS_DIRS:
+                (here / name).unlink()
+                removed.append((here / name).relative_to(root).as_posix())
+    return sorted(removed)
+
+
+def _remove(root: Path, rel: str) -> bool:
+    path = root / rel
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+        return True
+    if path.is_dir():
+        shutil.rmtree(path)
+        return True
+    return False
+
+
+def sanitize_workspace(workspace: Path, keep: Collection[str] = (),
+                       also_remove: Collection[str] = ()) -> dict[str, list[str]]:
+    """Remove every artifact a rule names (except files in `keep`, which the repository
+    tracks), the paths in `also_remove` (a record's earlier scan removals), every VCS
+    directory, and give the workspace one fresh commit. Returns rule -> removed paths."""
+    workspace = Path(workspace)
+    removed = remove_artifacts(workspace, keep)
+    vcs = remove_vcs_dirs(workspace)
+    if vcs:
+        removed["version-control"] = vcs
+    extra = sorted(rel for rel in set(also_remove) if _remove(workspace, rel))
+    if extra:
+        removed[SCAN_REMOVED] = extra
     fresh_repository(workspace)
-    return removed
+    return dict(sorted(removed.items()))
 
 
-__all__ = ["RULES", "remove_artifacts", "sanitize_workspace"]
+def scan_removals(record: Mapping[str, Any]) -> list[str]:
+    """The workspace paths a task's scan removed, which every materialization must remove."""
+    sanitizer = record.get("sanitizer") or {}
+    return list((sanitizer.get("artifacts_removed") or {}).get(SCAN_REMOVED, []))
+
+
+def background_fingerprints(env_hits: list[Hit], fingerprints: Fingerprints) -> set[str]:
+    """Fingerprints the environment holds for reasons of its own: found in a third-party
+    file that is no copy of the deleted code. A copy holds the original's lines (two or more
+    of them, or all when there is one) or its bytecode; a library that happens to use the
+    same name or phrase holds one line at most."""
+    lines_total = sum(1 for f in fingerprints.texts if f.kind in ("line", "block"))
+    by_entry: dict[tuple[str, str], list[Hit]] = {}
+    for hit in env_hits:
+        container = hit.container.split("!code:")[0]
+        by_entry.setdefault((hit.path, container), []).append(hit)
+    background: set[str] = set()
+    for hits in by_entry.values():
+        if any(h.kind == "code" for h in hits):
+            continue
+        lines = {h.fingerprint for h in hits if h.kind in ("line", "block")}
+        if len(lines) >= 2 or (lines and len(lines) == lines_total):
+            continue
+        background |= {h.fingerprint for h in hits}
+    return background
+
+
+def sanitize_and_scan(workspace: Path, env_dir: Path | None, fingerprints: Fingerprints,
+                      keep: Collection[str] = (), *, max_rounds: int = 3) -> dict[str, Any]:
+    """Sanitize `workspace`, then scan it and `env_dir` (the environment its tests run in)
+    for `fingerprints`; remove hits a rule names and scan again. Returns the task record's
+    `sanitizer` field; raises Rejected("leak:<path>") for residue no rule removes (an
+    environment path is reported as `env/<path>`)."""
+    workspace = Path(workspace)
+    removed = sanitize_workspace(workspace, keep)
+    roots = [workspace] + ([Path(env_dir)] if env_dir else [])
+    background: set[str] = set()
+    scan_removed: list[str] = []
+    stats = ScanStats()
+    for round_no in range(1, max_rounds + 1):
+        hits = scan(fingerprints, roots, stats)
+        env_hits = [h for h in hits if h.root != str(workspace)]
+        dropped = background_fingerprints(env_hits, fingerprints)
+        if dropped:
+            background |= dropped
+            fingerprints = fingerprints.without(dropped)
+            hits = [h for h in hits if h.kind == "code" or h.fingerprint not in dropped]
+        if not hits:
+            if scan_removed:
+                removed[SCAN_REMOVED] = sorted(set(removed.get(SCAN_REMOVED, [])) |
+                                               set(scan_removed))
+            return {
+                "artifacts_removed": dict(sorted(removed.items())),
+                "fresh_git": True,
+                "leak_scan": {
+                    "clean": True, "rounds": round_no,
+                    "fingerprints": fingerprints.summary(),
+                    "background": len(background),
+                    "scanned": ["workspace"] + (["environment"] if env_dir else []),
+                    "workspace_files": _count_files(workspace),
+                },
+            }
+        blocking: list[tuple[str, Hit]] = []
+        removable: list[tuple[str, str]] = []
+        for hit in hits:
+            in_env = hit.root != str(workspace)
+            if not in_env and PurePosixPath(hit.path).parts[0] == ".git":
+                continue  # the fresh commit is remade from the working files below
+            rule = rule_for_path(Path(hit.root), hit.path)
+            if rule is not None and (rule.name in ENV_RULES or not in_env):
+                removable.append((hit.root, hit.path))
+            else:
+                blocking.append((f"env/{hit.path}" if in_env else hit.path, hit))
+        if blocking:
+            where, hit = min(blocking)
+            raise Rejected(f"leak:{where}", str(hit))
+        for root, path in sorted(set(removable)):
+            _remove(Path(root), path)
+            if root == str(workspace):
+                scan_removed.append(path)
+        fresh_repository(workspace)  # the old commit held the removed files
+    raise Rejected(f"leak:{hits[0].path}", f"still found after {max_rounds} rounds")
+
+
+def _count_files(root: Path) -> int:
+    return sum(len(files) for dirpath, _dirs, files in os.walk(root)
+               if ".git" not in Path(dirpath).relative_to(root).parts)
+
+
+def changed_paths(patch: str) -> list[str]:
+    """The files a git-style unified diff touches (its `a/` side)."""
+    paths = []
+    for line in patch.splitlines():
+        if line.startswith("diff --git a/"):
+            paths.append(line[len("diff --git a/"):].split(" b/", 1)[0])
+    return paths
+
+
+def task_trees(record: Mapping[str, Any], snapshot_root: Path
+               ) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """(original texts of the files the deletion changed, every file of the task tree),
+    from the snapshot and the record's `deletion_patch`."""
+    from taskforge.patches import apply_patch  # patches imports errors only; kept local
+
+    tree = read_tree(snapshot_root)
+    changed = changed_paths(record["deletion_patch"])
+    originals = {p: tree[p] for p in changed if p in tree}
+    with tempfile.TemporaryDirectory(prefix="taskforge-scan-") as scratch:
+        base = Path(scratch)
+        for rel, data in originals.items():
+            (base / rel).parent.mkdir(parents=True, exist_ok=True)
+            (base / rel).write_bytes(data)
+        apply_patch(base, record["deletion_patch"])
+        task = dict(tree)
+        for rel in changed:
+            path = base / rel
+            if path.is_file():
+                task[rel] = path.read_bytes()
+            else:
+                task.pop(rel, None)
+    return originals, task
+
+
+def fingerprint_record(record: Mapping[str, Any], snapshot_root: Path) -> Fingerprints:
+    originals, task = task_trees(record, snapshot_root)
+    return fingerprint_deletion(originals, task)
+
+
+def scan_task_dir(record: Mapping[str, Any], directory: Path, snapshot_root: Path,
+                  stats: ScanStats | None = None) -> list[Hit]:
+    """`taskforge scan TASKS ID DIR`: every residue of the task's deleted code under
+    `directory` (any tree: a workspace, an environment, a whole disk image)."""
+    return scan(fingerprint_record(record, snapshot_root), [Path(directory)], stats)
+
+
+__all__ = [
+    "RULES", "Fingerprint", "Fingerprints", "Hit", "ScanStats", "background_fingerprints",
+    "changed_paths", "fingerprint_deletion", "fingerprint_record", "fingerprint_workspace",
+    "read_tree", "remove_artifacts", "remove_vcs_dirs", "sanitize_and_scan",
+    "sanitize_workspace", "scan", "scan_removals", "scan_task_dir", "task_trees",
+    "tracked_paths",
+]

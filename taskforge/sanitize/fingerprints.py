@@ -1,0 +1,291 @@
+"""Fingerprints of deleted code: what only the deleted code contains.
+
+A fingerprint is a byte string from the deleted lines that occurs nowhere in the remaining
+tree (as a substring of any file's bytes, which is how the scanner searches), so a clean
+task workspace has zero hits by construction and a hit anywhere is residue. Kinds:
+
+- `line`: a deleted source line, stripped, of useful length;
+- `block`: two or three consecutive deleted lines verbatim, where no single one of them
+  is distinctive (a verbatim copy of the original still contains them);
+- `ident`: an identifier of the deleted lines (a name still used at call sites is in the
+  remaining tree, so it is not one);
+- `literal`: the text of a string literal (each piece of an f-string);
+- code fingerprints: (qualified name, signature) of each code object whose compiled form
+  changed, which finds the original body in bytecode even when every line of it also
+  occurs elsewhere.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import difflib
+import io
+import keyword
+import os
+import re
+import tokenize
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from taskforge.sanitize.bytecode import signatures
+from taskforge.sanitize.rules import VCS_DIRS, match_dir, match_file
+
+MIN_LINE = 12  # characters of a stripped line
+MIN_IDENT = 6
+MIN_LITERAL = 5
+MIN_BLOCK = 16  # non-blank characters of a block
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(
+    r"""(?P<prefix>[rRbBuUfF]{0,2})(?P<q>"|')(?P<body>(?:[^"'\\\n]|\\.|(?!(?P=q))["'])*)(?P=q)""")
+_PREFIX = re.compile(r"[A-Za-z]*")
+_FIELD = re.compile(r"\{[^{}]*\}")
+_COMMON = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | {
+    "self", "cls", "NotImplementedError"}
+
+
+@dataclass(frozen=True, order=True)
+class Fingerprint:
+    kind: str  # line | block | ident | literal
+    text: str
+
+
+@dataclass(frozen=True)
+class Fingerprints:
+    """Everything the scanner looks for, for one task."""
+
+    texts: tuple[Fingerprint, ...] = ()
+    code: tuple[tuple[str, str], ...] = ()  # (co_qualname, code_signature)
+    _search: tuple[bytes, ...] = field(default=(), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        patterns = sorted({f.text.encode("utf-8", "surrogatepass") for f in self.texts},
+                          key=lambda b: (len(b), b))
+        minimal: list[bytes] = []
+        for p in patterns:  # one that contains another is found wherever that one is
+            if not any(q in p for q in minimal):
+                minimal.append(p)
+        object.__setattr__(self, "_search", tuple(minimal))
+
+    def __len__(self) -> int:
+        return len(self.texts) + len(self.code)
+
+    @property
+    def search_set(self) -> tuple[bytes, ...]:
+        """The fewest patterns whose occurrences cover every text fingerprint's."""
+        return self._search
+
+    def code_map(self) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for qualname, sig in self.code:
+            out.setdefault(qualname, set()).add(sig)
+        return out
+
+    def summary(self) -> dict[str, int]:
+        counts = {k: 0 for k in ("line", "block", "ident", "literal", "code")}
+        for f in self.texts:
+            counts[f.kind] += 1
+        counts["code"] = len(self.code)
+        return counts
+
+    def without(self, texts: Iterable[str]) -> Fingerprints:
+        drop = set(texts)
+        return Fingerprints(tuple(f for f in self.texts if f.text not in drop), self.code)
+
+    def to_json(self) -> dict[str, list]:
+        return {"texts": [[f.kind, f.text] for f in self.texts], "code": [list(c) for c in self.code]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, list]) -> Fingerprints:
+        return cls(tuple(Fingerprint(k, t) for k, t in data.get("texts", [])),
+                   tuple((q, s) for q, s in data.get("code", [])))
+
+
+def _as_text(value: str | bytes) -> str:
+    return value if isinstance(value, str) else value.decode("utf-8", "replace")
+
+
+def _as_bytes(value: str | bytes) -> bytes:
+    return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
+
+
+def deleted_runs(original: str, task: str | None) -> list[tuple[int, list[str]]]:
+    """Runs of consecutive original lines (with their line ends) absent from the task text,
+    each with the 1-based number of its first line."""
+    old = original.splitlines(keepends=True)
+    if task is None:
+        return [(1, old)] if old else []
+    new = task.splitlines(keepends=True)
+    runs: list[tuple[int, list[str]]] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
+        if tag in ("delete", "replace"):
+            runs.append((i1 + 1, old[i1:i2]))
+    return runs
+
+
+def _useful_ident(word: str) -> bool:
+    """Long enough, and not a builtin, keyword or data-model (`__dunder__`) name."""
+    return len(word) >= MIN_IDENT and word not in _COMMON and not (
+        word.startswith("__") and word.endswith("__"))
+
+
+def _useful_literal(text: str) -> bool:
+    return (len(text.strip()) >= MIN_LITERAL and sum(c.isalnum() for c in text) >= 3
+            and "\0" not in text)
+
+
+def _string_pieces(token: str) -> set[str]:
+    """The texts a string literal token holds: its value (line by line when it spans lines;
+    each constant piece of an f-string) and, when escapes change it, its source form."""
+    prefix = _PREFIX.match(token).group().lower()  # type: ignore[union-attr]
+    rest = token[len(prefix):]
+    quote = rest[:3] if rest[:3] in ('"""', "'''") else rest[:1]
+    body = rest[len(quote):len(rest) - len(quote)] if len(rest) >= 2 * len(quote) else ""
+    pieces = _FIELD.split(body) if "f" in prefix else [body]
+    found: set[str] = set()
+    for piece in pieces:
+        values = {piece}
+        if "\\" in piece and "r" not in prefix:  # the value a compiled form would hold
+            with contextlib.suppress(SyntaxError, ValueError):
+                values.add(ast.literal_eval('"""' + piece.replace('"', '\\"') + '"""'))
+        for value in values:
+            found |= {ln.strip() for ln in value.splitlines()} if "\n" in value else {value}
+    return {p for p in found if _useful_literal(p)}
+
+
+def _python_tokens(text: str) -> list[tokenize.TokenInfo] | None:
+    try:
+        return [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                if t.type in (tokenize.NAME, tokenize.STRING)]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+
+
+def _strip_comment(line: str) -> str:
+    """`line` without a trailing `#` or `//` comment outside quotes (other languages)."""
+    quote = ""
+    for i, c in enumerate(line):
+        if quote:
+            if c == quote and line[i - 1] != "\\":
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c == "#" or line.startswith("//", i):
+            return line[:i]
+    return line
+
+
+def _candidates(path: str, original: str, runs: list[tuple[int, list[str]]]
+                ) -> set[Fingerprint]:
+    found: set[Fingerprint] = set()
+    deleted_rows: set[int] = set()
+    for first, run in runs:
+        deleted_rows |= set(range(first, first + len(run)))
+        for raw in run:
+            line = raw.strip()
+            if len(line) >= MIN_LINE and _IDENT.search(line) and "\0" not in line:
+                found.add(Fingerprint("line", line))
+    tokens = _python_tokens(original) if path.endswith((".py", ".pyi")) else None
+    if tokens is not None:  # the names and strings of the code; comments are prose
+        for tok in tokens:
+            if not any(row in deleted_rows for row in range(tok.start[0], tok.end[0] + 1)):
+                continue
+            if tok.type == tokenize.NAME:
+                if _useful_ident(tok.string):
+                    found.add(Fingerprint("ident", tok.string))
+            else:
+                found |= {Fingerprint("literal", p) for p in _string_pieces(tok.string)}
+        return found
+    for _first, run in runs:
+        for raw in run:
+            code = _strip_comment(raw)
+            for word in _IDENT.findall(code):
+                if _useful_ident(word):
+                    found.add(Fingerprint("ident", word))
+            for m in _STRING.finditer(code):
+                found |= {Fingerprint("literal", p) for p in _string_pieces(m.group())}
+    return found
+
+
+def _blocks(runs: list[tuple[int, list[str]]], distinctive: set[str]) -> set[Fingerprint]:
+    """Windows of 2-3 deleted lines, verbatim, none of whose lines is distinctive alone."""
+    found: set[Fingerprint] = set()
+    for _first, run in runs:
+        for size in (2, 3):
+            for i in range(len(run) - size + 1):
+                window = run[i:i + size]
+                if any(ln.strip() in distinctive for ln in window):
+                    continue
+                if any(not ln.strip() for ln in window):
+                    continue
+                text = "".join(window).lstrip().rstrip("\r\n")
+                if sum(not c.isspace() for c in text) >= MIN_BLOCK and "\0" not in text:
+                    found.add(Fingerprint("block", text))
+    return found
+
+
+def absent_from(candidates: Iterable[bytes], corpus: Iterable[bytes]) -> set[bytes]:
+    """The candidates that occur in no corpus text (substring test, shortest first: a
+    candidate containing a known-absent one is absent without another search)."""
+    blob = b"\0".join(corpus)
+    absent: list[bytes] = []
+    for cand in sorted(set(candidates), key=lambda b: (len(b), b)):
+        if any(a in cand for a in absent) or cand not in blob:
+            absent.append(cand)
+    return set(absent)
+
+
+def fingerprint_deletion(original_texts: Mapping[str, str | bytes],
+                         task_texts: Mapping[str, str | bytes]) -> Fingerprints:
+    """Fingerprints of what `original_texts` (path -> original content of each changed file)
+    lost on the way to `task_texts` (path -> content of every file of the task tree: the
+    remaining tree, artifacts aside; see `read_tree`)."""
+    runs: list[tuple[int, list[str]]] = []
+    candidates: set[Fingerprint] = set()
+    code: set[tuple[str, str]] = set()
+    for path in sorted(original_texts):
+        original = _as_text(original_texts[path])
+        task = task_texts.get(path)
+        task_text = None if task is None else _as_text(task)
+        file_runs = deleted_runs(original, task_text)
+        runs += file_runs
+        candidates |= _candidates(path, original, file_runs)
+        if path.endswith(".py"):
+            code |= signatures(original) - (signatures(task_text) if task_text else set())
+    corpus = [_as_bytes(v) for v in task_texts.values()]
+    absent = absent_from((_as_bytes(c.text) for c in candidates), corpus)
+    texts = {c for c in candidates if _as_bytes(c.text) in absent}
+    lines = {c.text for c in texts if c.kind == "line"}
+    blocks = _blocks(runs, lines)
+    absent_blocks = absent_from((_as_bytes(b.text) for b in blocks), corpus)
+    texts |= {b for b in blocks if _as_bytes(b.text) in absent_blocks}
+    return Fingerprints(tuple(sorted(texts)), tuple(sorted(code)))
+
+
+def read_tree(root: Path) -> dict[str, bytes]:
+    """Every file of a tree (relative POSIX path -> bytes), without VCS directories, symlinks
+    and anything an artifact rule names: the remaining tree fingerprints are checked against."""
+    out: dict[str, bytes] = {}
+    root = Path(root)
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        rel_dir = here.relative_to(root)
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in VCS_DIRS and not (here / d).is_symlink()
+            and match_dir(PurePosixPath(rel_dir.as_posix(), d).parts, here / d) is None)
+        for name in sorted(filenames):
+            path = here / name
+            if path.is_symlink() or not path.is_file() or match_file(name):
+                continue
+            out[path.relative_to(root).as_posix()] = path.read_bytes()
+    return out
+
+
+def fingerprint_workspace(workspace: Path, original_texts: Mapping[str, str | bytes]
+                          ) -> Fingerprints:
+    """`fingerprint_deletion` against a task workspace on disk as the remaining tree."""
+    return fingerprint_deletion(original_texts, read_tree(workspace))

@@ -1,0 +1,311 @@
+"""The leak scanner: search every byte under some roots, and inside every container, for
+fingerprints of deleted code.
+
+Speed: files are read once (hard links and repeated inodes skipped), collected into batches
+joined by NUL bytes (no fingerprint holds one), and each pattern of the smallest covering set
+is searched over a whole batch with `bytes.find` (CPython's two-way/bloom search, ~2 GB/s);
+only the few entries with a hit are then checked against every fingerprint, for the report.
+Containers are decoded only when their magic bytes say so (see `containers`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import os
+import re
+import stat
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import CodeType
+
+from taskforge.sanitize.bytecode import code_signature, walk_code
+from taskforge.sanitize.containers import Budget, Context, expand, kind_of
+from taskforge.sanitize.fingerprints import Fingerprint, Fingerprints
+
+BATCH_BYTES = 32 * 1024 * 1024
+BIG_FILE = 256 * 1024 * 1024  # read in overlapping chunks, decoded no further
+
+
+@dataclass(frozen=True, order=True)
+class Hit:
+    """One fingerprint found: in `path` (relative to `root`), at `container` inside it ("" for
+    the file's own bytes; else a `!`-separated path of decoded members)."""
+
+    path: str
+    container: str
+    kind: str
+    fingerprint: str
+    root: str = field(default="", compare=False)
+
+    def where(self) -> str:
+        return f"{self.path}{self.container}"
+
+    def __str__(self) -> str:
+        text = self.fingerprint if len(self.fingerprint) <= 80 else self.fingerprint[:77] + "..."
+        return f"{self.where()}: {self.kind}: {text!r}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "container": self.container, "kind": self.kind,
+                "fingerprint": self.fingerprint}
+
+
+@dataclass
+class ScanStats:
+    files: int = 0
+    bytes: int = 0
+    entries: int = 0  # searched byte strings: files plus decoded members
+    decoded_bytes: int = 0
+    containers: int = 0
+    same_inode: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{4,}")
+# Words too frequent in code to be worth searching for instead of the fingerprints they are in.
+_FREQUENT_WORDS = """
+    self return import value values result string append format items index object super
+    kwargs length number first second other default message error errors source target
+    __init__ __name__ __class__ __dict__ __call__ __repr__ __eq__ __hash__ config options
+    params param update extend insert remove before after start offset
+"""
+_FREQUENT = frozenset(w.encode() for w in (*keyword.kwlist, *dir(builtins),
+                                           *_FREQUENT_WORDS.split()))
+
+
+def covering_patterns(patterns: Iterable[bytes]) -> list[bytes]:
+    return list(covering(patterns))
+
+
+def _anchor_candidates(pattern: bytes) -> set[bytes]:
+    """Words of `pattern` (not too frequent in code) and runs of 2-3 consecutive words with
+    what lies between them, exactly as they occur in it."""
+    words = list(_WORD.finditer(pattern))
+    found = {m.group() for m in words if m.group() not in _FREQUENT}
+    tokens = list(re.finditer(rb"[A-Za-z_][A-Za-z0-9_]*", pattern))
+    for size in (2, 3):
+        for i in range(len(tokens) - size + 1):
+            run = pattern[tokens[i].start():tokens[i + size - 1].end()]
+            if len(run) >= 8 and b"\n" not in run:
+                found.add(run)
+    return found
+
+
+def _specificity(anchor: bytes) -> float:
+    """How rare an anchor is likely to be outside the code it came from: a plain lowercase
+    word is prose as often as code; an identifier with `_`, digits or inner capitals, or a
+    run of several words, is not."""
+    if not anchor.isalpha() or not anchor[1:].islower():
+        return 1.0
+    return 0.4
+
+
+def covering(patterns: Iterable[bytes]) -> dict[bytes, list[bytes]]:
+    """Anchors to search for instead of `patterns`, each with the patterns it stands for.
+
+    Every entry holding one of `patterns` holds one of the anchors: a word or short run of
+    words shared by several patterns stands in for all of them (the entries it finds are
+    then checked against those patterns), the rest stand for themselves. Search time grows
+    with the number of anchors, and checking time with how often they occur, so the greedy
+    choice weighs how many patterns an anchor covers by how specific it looks."""
+    minimal: list[bytes] = []
+    for p in sorted(set(patterns), key=lambda b: (len(b), b)):
+        if not any(q in p for q in minimal):
+            minimal.append(p)
+    candidates: set[bytes] = set()
+    for p in minimal:
+        candidates |= _anchor_candidates(p)
+    covers = {c: {i for i, p in enumerate(minimal) if c in p} for c in candidates}
+    uncovered = set(range(len(minimal)))
+    chosen: list[bytes] = []
+    while covers:
+        best = max(covers, key=lambda c: (len(covers[c] & uncovered) * _specificity(c), len(c), c))
+        if len(covers[best] & uncovered) < 2:
+            break
+        chosen.append(best)
+        uncovered -= covers.pop(best)
+    chosen += [minimal[i] for i in sorted(uncovered)]
+    anchors: list[bytes] = []
+    for c in sorted(set(chosen), key=lambda b: (len(b), b)):
+        if not any(a in c for a in anchors):
+            anchors.append(c)
+    everything = sorted(set(patterns))
+    return {anchor: [p for p in everything if anchor in p] for anchor in anchors}
+
+
+class _Batch:
+    def __init__(self) -> None:
+        self.labels: list[tuple[int, str, str]] = []  # (root index, rel path, container)
+        self.datas: list[bytes] = []
+        self.size = 0
+
+    def add(self, label: tuple[int, str, str], data: bytes) -> None:
+        self.labels.append(label)
+        self.datas.append(data)
+        self.size += len(data) + 1
+
+
+class Scanner:
+    """One fingerprint set, compiled once, scanned over any number of roots."""
+
+    def __init__(self, fingerprints: Fingerprints) -> None:
+        self.fingerprints = fingerprints
+        self.by_text: dict[bytes, list[Fingerprint]] = {}
+        for f in fingerprints.texts:
+            self.by_text.setdefault(f.text.encode("utf-8", "surrogatepass"), []).append(f)
+        self.anchors = covering(self.by_text)  # anchor -> the fingerprints it stands for
+        self.patterns = list(self.anchors)
+        self.code = fingerprints.code_map()
+        self.longest = max((len(p) for p in self.by_text), default=0)
+        self.stats = ScanStats()
+        self.hits: set[Hit] = set()
+
+    # -- searching ------------------------------------------------------------------------
+    def _flush(self, batch: _Batch, roots: list[Path]) -> None:
+        if batch.datas and self.patterns:
+            self._search(batch, roots)
+        batch.__init__()  # type: ignore[misc]
+
+    def _search(self, batch: _Batch, roots: list[Path]) -> None:
+        big = b"\0".join(batch.datas)
+        starts: list[int] = []
+        offset = 0
+        for d in batch.datas:
+            starts.append(offset)
+            offset += len(d) + 1
+        found: dict[int, set[bytes]] = {}  # entry -> anchors found in it
+        for anchor in self.patterns:
+            i = big.find(anchor)
+            while i != -1:
+                k = bisect_right(starts, i) - 1
+                found.setdefault(k, set()).add(anchor)
+                if k + 1 >= len(starts):
+                    break
+                i = big.find(anchor, starts[k + 1])
+        for k, anchors in sorted(found.items()):
+            root_index, rel, container = batch.labels[k]
+            data = batch.datas[k]
+            for needle in {t for a in anchors for t in self.anchors[a]}:
+                if needle in data:
+                    for fp in self.by_text[needle]:
+                        self.hits.add(Hit(rel, container, fp.kind, fp.text,
+                                          str(roots[root_index])))
+
+    def _on_code(self, root_index: int, rel: str, roots: list[Path]):
+        def check(where: str, code: CodeType) -> None:
+            if not self.code:
+                return
+            for co in walk_code(code):
+                sigs = self.code.get(co.co_qualname)
+                if sigs and code_signature(co) in sigs:
+                    self.hits.add(Hit(rel, f"{where}!code:{co.co_qualname}", "code",
+                                      co.co_qualname, str(roots[root_index])))
+        return check
+
+    # -- reading --------------------------------------------------------------------------
+    def _files(self, root: Path) -> Iterator[tuple[str, str]]:
+        """(relative POSIX path, path) of every regular file; symlinks are not followed."""
+        if root.is_file() and not root.is_symlink():
+            yield root.name, str(root)
+            return
+        stack = [(str(root), "")]
+        while stack:
+            here, prefix = stack.pop()
+            try:
+                with os.scandir(here) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as e:
+                self.stats.notes.append(f"{here}: {e.strerror}")
+                continue
+            for entry in reversed(entries):  # the stack pops them back in name order
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, prefix + entry.name + "/"))
+                    elif entry.is_file(follow_symlinks=False):
+                        yield prefix + entry.name, entry.path
+                except OSError:
+                    continue
+
+    def _read(self, path: str, seen: set[tuple[int, int]]) -> tuple[bytes | None, int]:
+        """The file's bytes (None if seen before under another name, unreadable, or too big
+        to hold: then its size is returned for `_scan_big`)."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError as e:
+            self.stats.notes.append(f"{path}: {e.strerror}")
+            return None, 0
+        try:
+            st = os.fstat(fd)
+            key = (st.st_dev, st.st_ino)
+            if key in seen:
+                self.stats.same_inode += 1
+                return None, 0
+            seen.add(key)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > BIG_FILE:
+                return None, st.st_size
+            chunks = [os.read(fd, st.st_size + 1)]
+            while chunks[-1]:  # the file grew, or the size was not known
+                chunks.append(os.read(fd, 1 << 20))
+            return b"".join(chunks) if len(chunks) > 2 else chunks[0], st.st_size
+        except OSError as e:
+            self.stats.notes.append(f"{path}: {e.strerror}")
+            return None, 0
+        finally:
+            os.close(fd)
+
+    def scan(self, roots: Iterable[Path]) -> list[Hit]:
+        roots = [Path(r) for r in roots]
+        seen: set[tuple[int, int]] = set()
+        batch = _Batch()
+        for index, root in enumerate(roots):
+            for rel, path in self._files(root):
+                data, size = self._read(path, seen)
+                if data is None:
+                    if size > BIG_FILE:
+                        self.stats.files += 1
+                        self._scan_big(index, rel, path, roots)
+                    continue
+                self.stats.files += 1
+                self.stats.bytes += len(data)
+                self.stats.entries += 1
+                batch.add((index, rel, ""), data)
+                if kind_of(data) is not None:
+                    ctx = Context(on_code=self._on_code(index, rel, roots))
+                    for where, inner in expand(data, ctx, Budget()):
+                        batch.add((index, rel, where), inner)
+                        self.stats.decoded_bytes += len(inner)
+                        self.stats.entries += 1
+                    self.stats.containers += ctx.containers
+                    self.stats.notes += [f"{rel}{n}" for n in ctx.notes]
+                if batch.size >= BATCH_BYTES:
+                    self._flush(batch, roots)
+        self._flush(batch, roots)
+        return sorted(self.hits)
+
+    def _scan_big(self, index: int, rel: str, path: str, roots: list[Path]) -> None:
+        overlap = max(self.longest - 1, 0)
+        with open(path, "rb") as f:
+            tail = b""
+            while chunk := f.read(BATCH_BYTES):
+                self.stats.bytes += len(chunk)
+                batch = _Batch()
+                batch.add((index, rel, ""), tail + chunk)
+                self._flush(batch, roots)
+                tail = chunk[-overlap:] if overlap else b""
+        self.stats.notes.append(f"{rel}: {os.path.getsize(path)} bytes: searched, not decoded")
+        self.stats.entries += 1
+
+
+def scan(fingerprints: Fingerprints, roots: Iterable[Path],
+         stats: ScanStats | None = None) -> list[Hit]:
+    """Every hit of `fingerprints` under `roots` (files or directories; symlinks are not
+    followed), sorted by path."""
+    scanner = Scanner(fingerprints)
+    hits = scanner.scan(roots)
+    if stats is not None:
+        for name in ("files", "bytes", "entries", "decoded_bytes", "containers", "same_inode"):
+            setattr(stats, name, getattr(scanner.stats, name))
+        stats.notes[:] = scanner.stats.notes
+    return hits

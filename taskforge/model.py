@@ -73,6 +73,7 @@ class TestRun:
     pytest_seconds: float
     timed_out: bool = False
     log_tail: str = ""
+    durations: dict[str, float] = field(default_factory=dict)  # seconds per test
 
     def passed(self) -> set[str]:
         return {t for t, o in self.outcomes.items() if o == "passed"}
@@ -91,6 +92,7 @@ class Baseline:
     flaky: tuple[str, ...]
     failing: tuple[str, ...]
     run_seconds: tuple[float, ...]
+    durations: dict[str, float] = field(default_factory=dict)  # slowest seconds seen per test
     # path -> line -> indexes into `tests`; index -1 marks lines run outside any test (import time)
     coverage: dict[str, dict[int, tuple[int, ...]]] = field(repr=False, default_factory=dict)
 

@@ -83,10 +83,18 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
     """Screen candidates with the forking fast path: the task state `repeats` times, then
     each trivial solution once on the tests that failed."""
 
+    durations = source.baseline.durations
+
+    def job_timeout(tests: tuple[str, ...]) -> float:
+        # Ten times what the tests took in the baseline: a stub that sends a caller into
+        # an endless loop is cut off in seconds, not after the suite-wide limit.
+        return min(timeout, 5.0 + 10 * sum(durations.get(t, 1.0) for t in tests))
+
     def jobs_for(body: str, tests_of: dict[str, tuple[str, ...]], runs: int) -> list[ScreenJob]:
         return [ScreenJob(id=c.key, modules=tuple(sorted({source.project.module_name(t[0])
                                                            for t in c.targets})),
-                          targets=c.targets, body=body, tests=tests_of[c.key], repeats=runs)
+                          targets=c.targets, body=body, tests=tests_of[c.key], repeats=runs,
+                          timeout=job_timeout(tests_of[c.key]))
                 for c in candidates if c.key in tests_of]
 
     def run(jobs: list[ScreenJob]) -> dict[str, ScreenResult]:

@@ -49,9 +49,14 @@ def _failure(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def _python_for(version: str) -> str:
-    """The interpreter uv should use: ours when the version matches, else let uv find one."""
+    """The interpreter uv should use: ours when the version matches, else one installed by
+    pyenv (whose shims uv cannot query), else let uv search for it."""
     if version == f"{sys.version_info.major}.{sys.version_info.minor}":
         return sys.executable
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    for candidate in sorted((pyenv_root / "versions").glob(f"{version}.*/bin/python{version}"),
+                            reverse=True):
+        return str(candidate)
     return version
 
 

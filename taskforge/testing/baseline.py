@@ -17,7 +17,7 @@ from taskforge.testing.runner import run_tests
 from taskforge.testing.testmap import read_test_map
 from taskforge.workspace import scratch_copy, scratch_dir
 
-FORMAT = 1
+FORMAT = 2
 
 
 def baseline_key(snapshot: Snapshot, env: Environment, repeats: int) -> str:
@@ -57,6 +57,8 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
                         f"({len(tests)} collected, {len(failing)} failing, {len(flaky)} flaky)")
     baseline = Baseline(key=key, tests=tests, stable=stable, flaky=flaky, failing=failing,
                         run_seconds=tuple(round(r.wall_seconds, 3) for r in runs),
+                        durations={t: round(max(r.durations.get(t, 0.0) for r in runs), 4)
+                                   for t in tests},
                         coverage=coverage)
     write_json(path, _dump(baseline))
     return baseline

@@ -10,25 +10,28 @@ from taskforge.model import Outcome
 _RANK: dict[Outcome, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
 
-def parse_junit(path: Path) -> tuple[dict[str, Outcome], float]:
-    """Outcome per test id and the seconds pytest reports; a missing file means no results."""
+def parse_junit(path: Path) -> tuple[dict[str, Outcome], float, dict[str, float]]:
+    """Outcome per test id, the seconds pytest reports, and each test's seconds; a missing
+    file means no results."""
     if not path.is_file() or path.stat().st_size == 0:
-        return {}, 0.0
+        return {}, 0.0, {}
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError:
-        return {}, 0.0
+        return {}, 0.0, {}
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     seconds = sum(float(s.get("time", 0) or 0) for s in suites)
     outcomes: dict[str, Outcome] = {}
+    durations: dict[str, float] = {}
     for case in root.iter("testcase"):
         test_id = _node_id(case)
         outcome = _outcome(case)
+        durations[test_id] = durations.get(test_id, 0.0) + float(case.get("time", 0) or 0)
         previous = outcomes.get(test_id)
         # A test reported twice (a teardown error after a pass) takes its worst outcome.
         if previous is None or _RANK[outcome] > _RANK[previous]:
             outcomes[test_id] = outcome
-    return outcomes, seconds
+    return outcomes, seconds, durations
 
 
 def _node_id(case: ET.Element) -> str:

@@ -67,13 +67,14 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
                                   *((coverage_file.parent,) if coverage_file else ())))
         result = sandbox.exec(argv, workspace=workspace, env=variables, timeout=timeout,
                               mounts=mounts)
-        outcomes, pytest_seconds = parse_junit(junit)
+        outcomes, pytest_seconds, durations = parse_junit(junit)
     if select is not None:
         # A selected test that did not report (an early exit, a crash) did not pass.
         for test_id in chosen:
             outcomes.setdefault(test_id, "error")
     return TestRun(outcomes=outcomes, exit_code=result.exit_code, wall_seconds=result.duration_s,
                    pytest_seconds=pytest_seconds, timed_out=result.timed_out,
+                   durations=durations,
                    log_tail=result.output[-4000:])
 
 

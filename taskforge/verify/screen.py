@@ -29,6 +29,7 @@ class ScreenJob:
     body: str  # one of BODIES
     tests: tuple[str, ...]
     repeats: int = 1
+    timeout: float | None = None  # per run; None: the screen's default
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,10 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, env: Environment, san
         jobs_file.write_text("".join(json.dumps({
             "id": job.id, "modules": list(job.modules), "body": job.body,
             "targets": [[str(workspace / path), line, name] for path, line, name in job.targets],
-            "tests": list(job.tests), "repeats": job.repeats}) + "\n" for job in jobs))
+            "tests": list(job.tests), "repeats": job.repeats,
+            "timeout": job.timeout or timeout}) + "\n" for job in jobs))
         tests = sorted({t for job in jobs for t in job.tests})
-        total = timeout * sum(job.repeats for job in jobs) + 60
+        total = sum((job.timeout or timeout) * job.repeats for job in jobs) + 60
         run_tests(env, workspace, sandbox, timeout=total, select=tests,
                   extra_args=["-p", SCREEN_PLUGIN],
                   extra_env={"TASKFORGE_SCREEN": str(jobs_file),

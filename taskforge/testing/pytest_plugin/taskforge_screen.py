@@ -171,7 +171,7 @@ def pytest_runtestloop(session):
             runs, why, seconds = [], None, 0.0
             started = time.monotonic()
             for _ in range(job.get("repeats", 1)):
-                result = _fork_job(session, items_by_id, index, job, timeout)
+                result = _fork_job(session, items_by_id, index, job, job.get("timeout") or timeout)
                 if result.get("unscreenable"):
                     why = result["unscreenable"]
                     break

@@ -5,9 +5,10 @@ What the command gets:
   (when the command exits, everything it started dies with bwrap's pid 1), no host IPC;
 - a fresh root: the host's /usr (with the /bin, /lib... links) read-only, a short list of
   harmless /etc files, a generated passwd/group, a minimal /dev, a new /proc, a private /tmp
-  (tmpfs); then the workspace and writable mounts read-write and the read-only mounts (venv,
-  plugin dir, the venv's base interpreter) read-only, each at its host path. Nothing else of the
-  host exists inside: not /root or /home, not /var or /run (so no docker socket either);
+  (tmpfs), the rest of the root read-only; then the workspace and writable mounts read-write
+  and the read-only mounts (venv, plugin dir, the venv's base interpreter) read-only, each at
+  its host path. Nothing else of the host exists inside: not /root or /home, not /var or /run
+  (so no docker socket either);
 - as root, bwrap keeps nearly every capability unless told otherwise, and a test could remount
   `/` read-write: so always a new user namespace, `--cap-drop ALL`, `--disable-userns` (no
   nested namespace to win capabilities back), and `--uid/--gid 1000` inside;
@@ -20,12 +21,12 @@ What the command gets:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -66,6 +67,7 @@ class BwrapSandbox(Sandbox):
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits.from_env()
         self.bwrap = shutil.which("bwrap") or "bwrap"
+        self.prlimit = shutil.which("prlimit") or "prlimit"
 
     @classmethod
     def available(cls) -> bool:
@@ -105,7 +107,8 @@ class BwrapSandbox(Sandbox):
                  "--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
         for bind in binds_for(workspace, mounts, skip_system=True):
             args += ["--bind" if bind.writable else "--ro-bind", str(bind.source), str(bind.target)]
-        args += ["--chdir", str(Path(os.path.abspath(workspace))), "--", *argv]
+        # The root itself (a tmpfs holding the mount points) read-only, as in docker.
+        args += ["--remount-ro", "/", "--chdir", str(Path(os.path.abspath(workspace))), "--", *argv]
         return args
 
     # ---- running ------------------------------------------------------------------------
@@ -128,7 +131,7 @@ class BwrapSandbox(Sandbox):
                 fds[target] = r
             command = self.command(argv, workspace=workspace, mounts=mounts, data_fds=fds,
                                    status_fd=status_w)
-            limits = ["prlimit", f"--data={self.limits.memory_bytes}", "--core=0"]
+            limits = [self.prlimit, f"--data={self.limits.memory_bytes}", "--core=0"]
             if os.getuid() != 0:  # RLIMIT_NPROC never applies to host root
                 limits.append(f"--nproc={self.limits.pids}")
             full = [*limits, "--", *command]
@@ -193,17 +196,13 @@ def _trial_run() -> str | None:
     if shutil.which("prlimit") is None:
         return "prlimit is not installed (util-linux)"
     box = BwrapSandbox(Limits(memory_bytes=1 << 30, pids=64, tmp_bytes=16 << 20))
-    scratch = Path(os.path.realpath(os.environ.get("TMPDIR") or "/tmp"))
     try:
-        result = box.exec(["/bin/sh", "-c", "echo ok"], workspace=scratch / ".", env={},
-                          timeout=30, mounts=None)
+        with tempfile.TemporaryDirectory(prefix="taskforge-bwrap-check-") as scratch:
+            result = box.exec(["/bin/sh", "-c", "echo ok"], workspace=Path(scratch), env={},
+                              timeout=30, mounts=None)
     except (SandboxUnavailable, OSError, ValueError) as e:
         return str(e)
     if result.exit_code != 0 or result.output.strip() != "ok":
         return f"bwrap trial run failed: {result.output.strip()[-300:]}"
     return None
 
-
-def status_of(raw: bytes) -> list[dict]:
-    """The JSON documents bwrap wrote to --json-status-fd (for debugging)."""
-    return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]

@@ -1,0 +1,272 @@
+"""The sandbox interface: one conformance suite that every backend passes, the registry,
+and the layout rules the contained backends share.
+
+A backend missing on this machine is skipped locally, and is a failure under CI (CI=true),
+where .ci/run installs bubblewrap and docker and starts the daemon.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from taskforge.errors import UserError
+from taskforge.sandbox import (
+    BACKENDS,
+    Limits,
+    Mounts,
+    Sandbox,
+    SandboxUnavailable,
+    get_sandbox,
+    prune,
+    why_unavailable,
+)
+from taskforge.sandbox.base import parse_size
+from taskforge.sandbox.layout import binds_for, interpreter_prefixes
+
+# The interpreter running these tests (a venv: the base interpreter is found from it).
+PYTHON = sys.executable
+PYTHON_MOUNTS = (Path(sys.prefix),)
+SMALL = Limits(memory_bytes=1 << 30, pids=256, tmp_bytes=64 << 20)
+
+
+def require(name: str, limits: Limits = SMALL) -> Sandbox:
+    """The backend, or a skip here and a failure under CI."""
+    why = why_unavailable(name)
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"sandbox {name!r} must run under CI: {why}")
+        pytest.skip(f"sandbox {name!r} not available here: {why}")
+    backend = BACKENDS[name]
+    return backend(limits) if name != "none" else backend()  # type: ignore[call-arg]
+
+
+@pytest.fixture(params=["none", "bwrap", "docker"])
+def box(request: pytest.FixtureRequest) -> Sandbox:
+    return require(request.param)
+
+
+def run(box: Sandbox, code: str, workspace: Path, *, env: dict[str, str] | None = None,
+        timeout: float = 60, writable: tuple[Path, ...] = (), readonly: tuple[Path, ...] = ()):
+    return box.exec([PYTHON, "-c", code], workspace=workspace, env=env or {"LANG": "C.UTF-8"},
+                    timeout=timeout, mounts=Mounts(readonly=PYTHON_MOUNTS + readonly,
+                                                   writable=writable))
+
+
+# ---- conformance: every backend ----------------------------------------------------------
+
+def test_exit_code_and_interleaved_output_come_back(box: Sandbox, tmp_path: Path) -> None:
+    result = run(box, "import sys; print('to stdout', flush=True); "
+                      "print('to stderr', file=sys.stderr, flush=True); sys.exit(3)", tmp_path)
+    assert result.exit_code == 3
+    assert not result.timed_out
+    assert result.output.splitlines() == ["to stdout", "to stderr"]
+    assert result.duration_s > 0
+
+
+def test_success_is_exit_code_zero(box: Sandbox, tmp_path: Path) -> None:
+    result = run(box, "print('fine')", tmp_path)
+    assert (result.exit_code, result.output, result.timed_out) == (0, "fine\n", False)
+
+
+def test_runs_in_the_workspace_and_can_write_there(box: Sandbox, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "input.txt").write_text("from the host")
+    result = run(box, "import os; print(os.getcwd()); "
+                      "open('output.txt', 'w').write(open('input.txt').read().upper())", workspace)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == str(workspace)
+    assert (workspace / "output.txt").read_text() == "FROM THE HOST"
+
+
+def test_environment_is_exactly_what_was_passed(box: Sandbox, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TASKFORGE_HOST_ONLY", "must not leak")
+    result = run(box, "import os, json; print(json.dumps(dict(os.environ)))", tmp_path,
+                 env={"GREETING": "hello world", "PATH": "/usr/bin:/bin", "EMPTY": ""})
+    assert result.exit_code == 0, result.output
+    seen = __import__("json").loads(result.output)
+    assert seen["GREETING"] == "hello world"
+    assert seen["EMPTY"] == ""
+    assert "TASKFORGE_HOST_ONLY" not in seen
+
+
+def test_timeout_kills_and_keeps_partial_output(box: Sandbox, tmp_path: Path) -> None:
+    start = time.monotonic()
+    result = run(box, "import time; print('before the hang', flush=True); time.sleep(120)",
+                 tmp_path, timeout=3)
+    assert result.timed_out
+    assert result.exit_code != 0
+    assert "before the hang" in result.output
+    assert time.monotonic() - start < 30
+
+
+def test_writable_mounts_are_writable(box: Sandbox, tmp_path: Path) -> None:
+    workspace, results = tmp_path / "ws", tmp_path / "results"
+    workspace.mkdir()
+    results.mkdir()
+    result = run(box, f"open({str(results / 'junit.xml')!r}, 'w').write('<ok/>')", workspace,
+                 writable=(results,))
+    assert result.exit_code == 0, result.output
+    assert (results / "junit.xml").read_text() == "<ok/>"
+
+
+def test_large_output_is_cut_to_its_tail(box: Sandbox, tmp_path: Path) -> None:
+    result = run(box, "for i in range(50000): print(f'line {i}')", tmp_path)
+    assert result.exit_code == 0
+    assert result.output.endswith("line 49999\n")
+    assert len(result.output) <= 20_000
+
+
+# ---- the contained backends only ---------------------------------------------------------
+
+@pytest.fixture(params=["bwrap", "docker"])
+def contained(request: pytest.FixtureRequest) -> Sandbox:
+    return require(request.param)
+
+
+def test_readonly_mounts_cannot_be_written(contained: Sandbox, tmp_path: Path) -> None:
+    workspace, inputs = tmp_path / "ws", tmp_path / "inputs"
+    workspace.mkdir()
+    inputs.mkdir()
+    (inputs / "data.txt").write_text("original")
+    result = run(contained, f"""
+import os
+print(open({str(inputs / 'data.txt')!r}).read())
+for target in ({str(inputs / 'data.txt')!r}, {str(inputs / 'new.txt')!r}):
+    try:
+        open(target, 'w').write('changed')
+        print('WROTE', target)
+    except OSError as e:
+        print('refused', e.errno)
+""", workspace, readonly=(inputs,))
+    assert result.exit_code == 0, result.output
+    assert "original" in result.output and "WROTE" not in result.output
+    assert (inputs / "data.txt").read_text() == "original"
+    assert not (inputs / "new.txt").exists()
+
+
+def test_nothing_of_the_host_but_the_mounts_is_visible(contained: Sandbox, tmp_path: Path) -> None:
+    workspace, sibling = tmp_path / "ws", tmp_path / "sibling"
+    workspace.mkdir()
+    sibling.mkdir()
+    (sibling / "note.txt").write_text("host file beside the workspace")
+    # What the invoking user's home holds (bar the parents of mounts, and the two files
+    # every Debian image has in /root): none of it may be visible.
+    mounted = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    home = [str(p) for p in Path.home().iterdir()
+            if p.name not in (".bashrc", ".profile") and not any(m.is_relative_to(p) for m in mounted)]
+    result = run(contained, f"""
+import os
+print('sibling', os.path.exists({str(sibling / 'note.txt')!r}))
+print('home', [p for p in {home!r} if os.path.lexists(p)] == [])
+print('sock', any(os.path.exists(p) for p in ('/var/run/docker.sock', '/run/docker.sock')))
+print('uid', os.getuid())
+print('caps', [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff')][0])
+""", workspace)
+    assert result.exit_code == 0, result.output
+    lines = dict(line.split(" ", 1) for line in result.output.splitlines())
+    assert lines["sibling"] == "False"
+    assert lines["home"] == "True"
+    assert lines["sock"] == "False"
+    assert lines["caps"] == "0000000000000000"
+    if os.getuid() != 0:
+        assert lines["uid"] != "0"
+
+
+def test_the_private_tmp_is_not_the_hosts(contained: Sandbox, tmp_path: Path) -> None:
+    name = f"taskforge-private-tmp-{os.getpid()}"
+    result = run(contained, f"open('/tmp/{name}', 'w').write('x'); print('ok')", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert not Path("/tmp", name).exists()
+
+
+# ---- registry, limits, layout ------------------------------------------------------------
+
+def test_unknown_backend_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="chroot"):
+        get_sandbox("chroot")
+
+
+def test_auto_prefers_docker_then_bwrap_then_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TASKFORGE_SANDBOX", raising=False)
+    assert list(BACKENDS) == ["docker", "bwrap", "none"]
+    expected = next(name for name, b in BACKENDS.items() if b.available())
+    assert get_sandbox("auto").name == expected
+    for name in ("docker", "bwrap"):
+        monkeypatch.setattr(BACKENDS[name], "available", classmethod(lambda cls: False))
+    assert get_sandbox("auto").name == "none"
+
+
+def test_taskforge_sandbox_variable_overrides_auto(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TASKFORGE_SANDBOX", "none")
+    assert get_sandbox("auto").name == "none"
+
+
+def test_an_unavailable_backend_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(BACKENDS["bwrap"], "available", classmethod(lambda cls: False))
+    monkeypatch.setattr(BACKENDS["bwrap"], "why_unavailable", staticmethod(lambda: "no bwrap"))
+    with pytest.raises(UserError, match=r"not available on this machine.*no bwrap"):
+        get_sandbox("bwrap")
+
+
+def test_sizes_and_limits_from_the_environment() -> None:
+    assert parse_size("512m") == 512 << 20
+    assert parse_size("4G") == 4 << 30
+    assert parse_size("1.5k") == 1536
+    assert parse_size("1048576") == 1 << 20
+    with pytest.raises(ValueError):
+        parse_size("lots")
+    limits = Limits.from_env({"TASKFORGE_SANDBOX_MEMORY": "2g", "TASKFORGE_SANDBOX_PIDS": "99"})
+    assert (limits.memory_bytes, limits.pids, limits.tmp_bytes) == (2 << 30, 99, Limits().tmp_bytes)
+
+
+def test_a_venv_brings_its_base_interpreter(tmp_path: Path) -> None:
+    prefixes = interpreter_prefixes(Path(sys.prefix))
+    assert Path(sys.base_prefix).resolve() in prefixes
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    binds = binds_for(workspace, Mounts(readonly=(Path(sys.prefix),)), skip_system=True)
+    targets = {b.target: b.writable for b in binds}
+    assert targets[workspace] is True
+    assert targets[Path(sys.prefix)] is False
+    if Path(sys.base_prefix).resolve() not in (Path("/usr"), Path("/")):
+        assert targets[Path(sys.base_prefix).resolve()] is False
+
+
+def test_binds_are_ordered_parents_first_and_refuse_the_home(tmp_path: Path) -> None:
+    inner = tmp_path / "ws" / "sub"
+    inner.mkdir(parents=True)
+    binds = binds_for(tmp_path / "ws", Mounts(readonly=(inner,)), skip_system=True)
+    assert [b.target for b in binds] == [tmp_path / "ws", inner]
+    assert [b.writable for b in binds] == [True, False]
+    for bad in (Path("/"), Path.home(), Path.home().parent):
+        with pytest.raises(ValueError, match="refusing"):
+            binds_for(tmp_path, Mounts(readonly=(bad,)), skip_system=True)
+
+
+def test_prune_removes_leftover_containers() -> None:
+    require("docker")
+    import docker
+
+    from taskforge.sandbox.images import LABEL_CONTAINER, ensure_image
+
+    client = docker.from_env()
+    image = ensure_image(client)
+    leftover = client.containers.create(image, ["sleep", "60"], labels={LABEL_CONTAINER: "1"},
+                                        network_mode="none")
+    removed = prune()
+    assert removed["containers"] >= 1
+    with pytest.raises(docker.errors.NotFound):
+        client.containers.get(leftover.id)
+
+
+def test_docker_setup_failure_is_sandbox_unavailable(tmp_path: Path) -> None:
+    box = require("docker")
+    with pytest.raises(SandboxUnavailable):
+        box.exec(["true"], workspace=tmp_path / "missing", env={}, timeout=10)

@@ -20,6 +20,7 @@ What the command gets:
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import shutil
@@ -31,6 +32,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from taskforge.sandbox import cgroups
 from taskforge.sandbox.base import ExecResult, Limits, Mounts, Sandbox, SandboxUnavailable
@@ -147,30 +149,63 @@ class BwrapSandbox(Sandbox):
         finally:
             for fd in (*fds.values(), status_w):
                 os.close(fd)
+        reader = TailReader(proc.stdout, OUTPUT_TAIL)  # type: ignore[arg-type]
         timed_out = False
         try:
             try:
-                out, _ = proc.communicate(timeout=timeout)
+                proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _kill(proc.pid, group)
-                out, _ = proc.communicate()
+                proc.wait()
         except BaseException:  # Ctrl-C, or anything else: never leave the sandbox running
             _kill(proc.pid, group)
             proc.wait()
             raise
         finally:
-            _kill(proc.pid, group)
             if group is not None:
-                group.remove()
-            with os.fdopen(status_r, "rb") as status:
-                started = b"child-pid" in status.read()
-        text = out.decode(errors="replace")
+                group.remove()  # whatever is still in the cgroup dies here
+            text = reader.finish()
+            os.set_blocking(status_r, False)
+            with os.fdopen(status_r, "rb") as status, contextlib.suppress(BlockingIOError):
+                started = b"child-pid" in (status.read() or b"")
         if not started and not timed_out:
             raise SandboxUnavailable(f"bwrap could not set up the sandbox: {text.strip()[-500:]}")
         return ExecResult(exit_code=-signal.SIGKILL if timed_out else proc.returncode,
-                          output=text[-OUTPUT_TAIL:], duration_s=time.monotonic() - start,
-                          timed_out=timed_out)
+                          output=text, duration_s=time.monotonic() - start, timed_out=timed_out)
+
+
+class TailReader:
+    """Drains a pipe in a thread, keeping only its last `keep` characters: a suite that
+    prints gigabytes costs taskforge no memory."""
+
+    def __init__(self, pipe: IO[bytes], keep: int) -> None:
+        self.pipe = pipe
+        self.keep = keep * 4  # bytes; decoded and cut to `keep` characters at the end
+        self.chunks: collections.deque[bytes] = collections.deque()
+        self.size = 0
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := self.pipe.read1(65536):  # type: ignore[attr-defined]
+                with self.lock:
+                    self.chunks.append(chunk)
+                    self.size += len(chunk)
+                    while self.size - len(self.chunks[0]) >= self.keep:
+                        self.size -= len(self.chunks.popleft())
+        with contextlib.suppress(OSError):
+            self.pipe.close()
+
+    def finish(self, grace: float = 5.0) -> str:
+        """The tail, once the pipe closed (all writers gone: the pid namespace is gone by
+        now) or, should a writer linger, what arrived within `grace` seconds."""
+        self.thread.join(grace)
+        with self.lock:
+            data = b"".join(self.chunks)
+        return data.decode(errors="replace")[-self.keep // 4:]
 
 
 def _kill(pgid: int, group: cgroups.Cgroup | None) -> None:

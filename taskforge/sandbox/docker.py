@@ -106,7 +106,7 @@ class DockerSandbox(Sandbox):
 
     def container_options(self, argv: Sequence[str], *, workspace: Path,
                           env: Mapping[str, str], mounts: Mounts | None) -> dict[str, Any]:
-        from docker.types import Mount, Ulimit
+        from docker.types import LogConfig, Mount, Ulimit
 
         binds = binds_for(workspace, mounts, skip_system=True)
         uid, gid = os.getuid(), os.getgid()
@@ -133,6 +133,8 @@ class DockerSandbox(Sandbox):
             security_opt=["no-new-privileges"],
             init=True,
             hostname="sandbox",
+            # only the tail is read back: a suite printing gigabytes fills no disk
+            log_config=LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m", "max-file": "2"}),
             labels={images.LABEL_CONTAINER: "1", "taskforge.pid": str(os.getpid())},
             name=f"taskforge-{uuid.uuid4().hex[:12]}",
             detach=True,
@@ -165,7 +167,8 @@ class DockerSandbox(Sandbox):
                 timed_out = True
                 with contextlib.suppress(docker.errors.APIError):
                     container.kill()
-                container.wait(timeout=60)
+                with contextlib.suppress(requests.exceptions.RequestException):
+                    container.wait(timeout=60)
                 exit_code = -signal.SIGKILL
             duration = time.monotonic() - start
             output = container.logs(stdout=True, stderr=True, tail=2000).decode(errors="replace")

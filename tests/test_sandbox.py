@@ -8,7 +8,9 @@ where .ci/run installs bubblewrap and docker and starts the daemon.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -270,3 +272,71 @@ def test_docker_setup_failure_is_sandbox_unavailable(tmp_path: Path) -> None:
     box = require("docker")
     with pytest.raises(SandboxUnavailable):
         box.exec(["true"], workspace=tmp_path / "missing", env={}, timeout=10)
+
+
+def test_ctrl_c_leaves_nothing_behind(contained: Sandbox, tmp_path: Path) -> None:
+    """KeyboardInterrupt mid-run: the exception propagates, and no container or sandboxed
+    process survives it."""
+    token = f"taskforge-ctrl-c-{os.getpid()}-{time.monotonic_ns()}"
+    timer = threading.Timer(3, lambda: signal.pthread_kill(threading.main_thread().ident,
+                                                           signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            contained.exec([PYTHON, "-c", "import time; time.sleep(120)", token],
+                           workspace=tmp_path, env={}, timeout=60,
+                           mounts=Mounts(readonly=PYTHON_MOUNTS))
+    finally:
+        timer.cancel()
+    time.sleep(0.5)
+    assert [p for p in Path("/proc").glob("[0-9]*") if _mentions(p, token)] == []
+    if contained.name == "docker":
+        import docker
+
+        left = docker.from_env().containers.list(
+            all=True, filters={"label": f"taskforge.pid={os.getpid()}"})
+        assert left == []
+
+
+def _mentions(proc: Path, token: str) -> bool:
+    try:
+        return token.encode() in (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def test_a_registry_image_is_used_as_is(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    require("docker")
+    import docker
+
+    from taskforge.sandbox.docker import DockerSandbox
+    from taskforge.sandbox.images import IMAGE_ENV, base_spec, ensure_image
+
+    client = docker.from_env()
+    base = ensure_image(client)
+    tag = "taskforge-test/registry-copy:latest"
+    client.images.get(base).tag(tag)
+    try:
+        monkeypatch.setenv(IMAGE_ENV, tag)
+        box = DockerSandbox(SMALL)
+        assert box.image() == base
+        assert run(box, "print('from the named image')", tmp_path).output == "from the named image\n"
+        # An image that is not here and cannot be pulled (a registry on a closed loopback port).
+        monkeypatch.setenv(IMAGE_ENV, "127.0.0.1:9/taskforge/absent:1")
+        with pytest.raises(SandboxUnavailable, match="cannot be pulled"):
+            DockerSandbox(SMALL).exec(["true"], workspace=tmp_path, env={}, timeout=10)
+    finally:
+        client.images.remove(tag)
+    assert base_spec().tag.startswith("taskforge-base:")
+
+
+def test_the_base_image_key_follows_what_it_is_built_from() -> None:
+    from dataclasses import replace
+
+    from taskforge.sandbox.images import base_spec
+
+    spec = base_spec()
+    assert spec.key == base_spec().key
+    assert replace(spec, mirror="http://mirror.invalid/debian").key == spec.key
+    assert replace(spec, packages=(*spec.packages, "git")).key != spec.key
+    assert replace(spec, suite="trixie").key != spec.key

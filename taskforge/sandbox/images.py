@@ -16,17 +16,19 @@ Users who have a registry set TASKFORGE_DOCKER_IMAGE (see docs/sandbox.md) and s
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskforge.cache import cache_root, digest, file_lock
+from taskforge.cache import cache_root, digest
 from taskforge.sandbox.base import SandboxUnavailable
 
 FORMAT = 1  # bump when the recipe below changes in a way the key does not capture
@@ -140,12 +142,24 @@ def ensure_image(client: Any, image: str | None = None) -> str:
         problem = can_build()
         if problem:
             raise SandboxUnavailable(problem)
-        locks = cache_root() / "locks"
-        with file_lock(locks / f"docker-base-{spec.key}.lock"):
+        with machine_lock(f"taskforge-docker-base-{spec.key}.lock"):
             found = find_base_image(client, spec)
             if found:
                 return found
             return build_base_image(client, spec)
+
+
+@contextlib.contextmanager
+def machine_lock(name: str) -> Iterator[None]:
+    """A lock every taskforge process of this machine shares, whatever its cache directory
+    (the image it guards is machine-wide too). Opened read-only so any user can take it."""
+    path = Path(tempfile.gettempdir()) / name
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def build_base_image(client: Any, spec: BaseSpec) -> str:

@@ -104,8 +104,9 @@ class BwrapSandbox(Sandbox):
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         for target, fd in sorted(data_fds.items()):
             args += ["--perms", "0644", "--ro-bind-data", str(fd), target]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm",
-                 "--size", str(self.limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp",
+        tmp_size = str(self.limits.tmp_bytes)
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", tmp_size, "--tmpfs", "/dev/shm",
+                 "--size", tmp_size, "--perms", "1777", "--tmpfs", "/tmp",
                  "--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
         for bind in binds_for(workspace, mounts, skip_system=True):
             args += ["--bind" if bind.writable else "--ro-bind", str(bind.source), str(bind.target)]

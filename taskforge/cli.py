@@ -160,9 +160,14 @@ def render_summary(summary: dict[str, Any]) -> None:
     per_source = Table(title="per source")
     for column in ("source", "tests", "stable", "candidates", "tried", "emitted"):
         per_source.add_column(column, justify="left" if column == "source" else "right")
+    timed = any("seconds_per_task" in s for s in summary["sources"])
+    if timed:
+        per_source.add_column("s/task", justify="right")
     for s in summary["sources"]:
-        per_source.add_row(s["name"], *(str(s[k]) for k in ("tests", "stable", "candidates",
-                                                            "tried", "emitted")))
+        cells = [str(s.get(k, "")) for k in ("tests", "stable", "candidates", "tried", "emitted")]
+        if timed:
+            cells.append(str(s.get("seconds_per_task") or "-"))
+        per_source.add_row(s["name"], *cells)
     stdout.print(per_source)
 
 

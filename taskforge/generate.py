@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -109,8 +110,10 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
     for source, ordered in plan:
         cap = recipe.max_tasks_per_source if budget is None else min(
             recipe.max_tasks_per_source, budget)
+        started = time.monotonic()
         emitted, tried = _run_source(source, ordered, cap, recipe, strategies, box, cache_dir,
                                      pool, journal, progress, seed)
+        verify_seconds = round(time.monotonic() - started, 1)
         for entry in tried:
             funnel["tried"] += 1
             if entry["status"] == "rejected":
@@ -131,7 +134,9 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
             "stable": len(source.baseline.stable), "flaky": len(source.baseline.flaky),
             "baseline_seconds": list(source.baseline.run_seconds),
             "env_build_seconds": source.env.build_seconds,
-            "candidates": sum(1 for _ in ordered), "tried": len(tried), "emitted": len(emitted)})
+            "candidates": sum(1 for _ in ordered), "tried": len(tried), "emitted": len(emitted),
+            "verify_seconds": verify_seconds,
+            "seconds_per_task": round(verify_seconds / len(emitted), 2) if emitted else None})
         if emitted:
             export_snapshot(source.snapshot.root, source.snapshot.id, out_dir)
 
@@ -218,8 +223,14 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
             except Rejected as why:
                 return rejected(candidate, why)
 
-        for (candidate, _screened), entry in pool.map_unordered(job, confirm):
-            finish(candidate, entry)
+        # Confirm in seeded order, a pool's width at a time, and stop once the cap is
+        # reached: confirmation is the expensive step, never spend it on surplus tasks.
+        for start in range(0, len(confirm), pool.workers):
+            if emitted_so_far() >= cap:
+                break
+            for (candidate, _screened), entry in pool.map_unordered(
+                    job, confirm[start:start + pool.workers]):
+                finish(candidate, entry)
     tried = [results[c.key] for c in ordered[:position] if c.key in results]
     emitted = [e["record"] for e in tried if e["status"] == "emitted"][:cap]
     return emitted, tried

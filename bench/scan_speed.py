@@ -1,6 +1,7 @@
 """Leak-scan speed against `grep -rFf`, on a real package's task workspaces plus their environment.
 
     python bench/scan_speed.py [--source pypi:cachetools==8.0.1] [--tasks 5] [--repeat 5]
+                               [--env PATH]
 
 For each of the first N stub-function candidates of the source (ingested with taskforge's own
 pipeline: sdist snapshot, uv environment, baseline; all cached), the bench builds the task
@@ -56,6 +57,8 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cache", default=None)
+    parser.add_argument("--env", default=None,
+                        help="scan this environment instead of the source's own (e.g. a big venv)")
     args = parser.parse_args()
 
     cache = cache_root(args.cache)
@@ -67,7 +70,7 @@ def main() -> int:
     strategy = StubFunction()
     candidates = strategy.candidates(source.project, source.baseline, SelectOptions())
     candidates = sorted(candidates, key=lambda c: -c.body_lines)[:args.tasks]
-    env_dir = source.env.venv
+    env_dir = Path(args.env) if args.env else source.env.venv
     print(f"source {args.source}: snapshot {source.snapshot.id[:12]}, environment {env_dir}")
     print(f"{'task':44} {'fps':>4} {'pats':>4} {'grep s':>8} {'scan s':>8} {'ratio':>6}  "
           "files  MB  containers decodedMB")

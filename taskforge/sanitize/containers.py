@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from struct import error as struct_error
 from types import CodeType
 
-from taskforge.sanitize.bytecode import code_strings, is_pyc, load_pyc
+from taskforge.sanitize.bytecode import is_pyc, load_pyc
 
 MAX_DEPTH = 6
 MAX_DECODED = 512 * 1024 * 1024  # per file on disk, all its decoded members together
@@ -59,6 +59,7 @@ class Context:
     """What decoders need besides bytes: a hook for code objects found in bytecode."""
 
     on_code: Callable[[str, CodeType], None] | None = None
+    code_names: tuple[bytes, ...] = ()  # a .pyc is unmarshalled only if it holds one of these
     containers: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -208,12 +209,16 @@ def _zlib(data: bytes, ctx: Context, where: str) -> Iterator[tuple[str, bytes]]:
 
 
 def _pyc(data: bytes, ctx: Context, where: str) -> Iterator[tuple[str, bytes]]:
+    """This interpreter's bytecode is unmarshalled for the structural check (`on_code`: is a
+    code object the original body of a deleted function?). Its names and string constants
+    need no decoding for the text search: marshal stores every str as its UTF-8 bytes, so
+    the raw .pyc already holds each one verbatim (`bytecode.code_strings` lists them)."""
+    if ctx.on_code is None or not any(name in data for name in ctx.code_names):
+        return
     code = load_pyc(data)
-    if code is None:
-        return  # another Python version's bytecode: its strings are still in its raw bytes
-    if ctx.on_code is not None:
+    if code is not None:  # another Python version's bytecode: its raw bytes were searched
         ctx.on_code(where, code)
-    yield "bytecode", code_strings(code)
+    yield from ()
 
 
 def _sqlite(data: bytes, ctx: Context, where: str) -> Iterator[tuple[str, bytes]]:

@@ -16,7 +16,7 @@ import os
 import re
 import stat
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
@@ -26,6 +26,7 @@ from taskforge.sanitize.containers import Budget, Context, expand, kind_of
 from taskforge.sanitize.fingerprints import Fingerprint, Fingerprints
 
 BATCH_BYTES = 32 * 1024 * 1024
+ALONE_BYTES = 1024 * 1024  # a byte string this long is searched on its own, not batched
 BIG_FILE = 256 * 1024 * 1024  # read in overlapping chunks, decoded no further
 
 
@@ -136,12 +137,17 @@ def covering(patterns: Iterable[bytes]) -> dict[bytes, list[bytes]]:
 
 
 class _Batch:
-    def __init__(self) -> None:
+    def __init__(self, alone: Callable[[tuple[int, str, str], bytes], None] | None = None
+                 ) -> None:
+        self.alone = alone
         self.labels: list[tuple[int, str, str]] = []  # (root index, rel path, container)
         self.datas: list[bytes] = []
         self.size = 0
 
     def add(self, label: tuple[int, str, str], data: bytes) -> None:
+        if len(data) >= ALONE_BYTES and self.alone is not None:
+            self.alone(label, data)  # searched where it is: joining would copy it
+            return
         self.labels.append(label)
         self.datas.append(data)
         self.size += len(data) + 1
@@ -158,6 +164,7 @@ class Scanner:
         self.anchors = covering(self.by_text)  # anchor -> the fingerprints it stands for
         self.patterns = list(self.anchors)
         self.code = fingerprints.code_map()
+        self.code_names = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in self.code}))
         self.longest = max((len(p) for p in self.by_text), default=0)
         self.stats = ScanStats()
         self.hits: set[Hit] = set()
@@ -166,7 +173,21 @@ class Scanner:
     def _flush(self, batch: _Batch, roots: list[Path]) -> None:
         if batch.datas and self.patterns:
             self._search(batch, roots)
-        batch.__init__()  # type: ignore[misc]
+        batch.__init__(batch.alone)  # type: ignore[misc]
+
+    def _search_alone(self, label: tuple[int, str, str], data: bytes, roots: list[Path]
+                      ) -> None:
+        anchors = {a for a in self.patterns if a in data}
+        if anchors:
+            self._verify(label, data, anchors, roots)
+
+    def _verify(self, label: tuple[int, str, str], data: bytes, anchors: set[bytes],
+                roots: list[Path]) -> None:
+        root_index, rel, container = label
+        for needle in {t for a in anchors for t in self.anchors[a]}:
+            if needle in data:
+                for fp in self.by_text[needle]:
+                    self.hits.add(Hit(rel, container, fp.kind, fp.text, str(roots[root_index])))
 
     def _search(self, batch: _Batch, roots: list[Path]) -> None:
         big = b"\0".join(batch.datas)
@@ -185,13 +206,7 @@ class Scanner:
                     break
                 i = big.find(anchor, starts[k + 1])
         for k, anchors in sorted(found.items()):
-            root_index, rel, container = batch.labels[k]
-            data = batch.datas[k]
-            for needle in {t for a in anchors for t in self.anchors[a]}:
-                if needle in data:
-                    for fp in self.by_text[needle]:
-                        self.hits.add(Hit(rel, container, fp.kind, fp.text,
-                                          str(roots[root_index])))
+            self._verify(batch.labels[k], batch.datas[k], anchors, roots)
 
     def _on_code(self, root_index: int, rel: str, roots: list[Path]):
         def check(where: str, code: CodeType) -> None:
@@ -258,7 +273,8 @@ class Scanner:
     def scan(self, roots: Iterable[Path]) -> list[Hit]:
         roots = [Path(r) for r in roots]
         seen: set[tuple[int, int]] = set()
-        batch = _Batch()
+        batch = _Batch(lambda label, data: self._search_alone(label, data, roots)
+                       if self.patterns else None)
         for index, root in enumerate(roots):
             for rel, path in self._files(root):
                 data, size = self._read(path, seen)
@@ -272,7 +288,8 @@ class Scanner:
                 self.stats.entries += 1
                 batch.add((index, rel, ""), data)
                 if kind_of(data) is not None:
-                    ctx = Context(on_code=self._on_code(index, rel, roots))
+                    ctx = Context(on_code=self._on_code(index, rel, roots),
+                                  code_names=self.code_names)
                     for where, inner in expand(data, ctx, Budget()):
                         batch.add((index, rel, where), inner)
                         self.stats.decoded_bytes += len(inner)
@@ -290,9 +307,7 @@ class Scanner:
             tail = b""
             while chunk := f.read(BATCH_BYTES):
                 self.stats.bytes += len(chunk)
-                batch = _Batch()
-                batch.add((index, rel, ""), tail + chunk)
-                self._flush(batch, roots)
+                self._search_alone((index, rel, ""), tail + chunk, roots)
                 tail = chunk[-overlap:] if overlap else b""
         self.stats.notes.append(f"{rel}: {os.path.getsize(path)} bytes: searched, not decoded")
         self.stats.entries += 1

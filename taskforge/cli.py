@@ -366,5 +366,15 @@ def stats(directory: str) -> None:
     stdout.print(table)
 
 
+@cli.command(name="sandbox")
+@click.argument("action", type=click.Choice(["check", "prepare", "prune"]))
+@click.option("--images", is_flag=True, help="prune: remove the base images too.")
+def sandbox_command(action: str, images: bool) -> None:
+    """The sandboxes of this machine: check which work, prepare docker's image, prune leftovers."""
+    from taskforge.sandbox.__main__ import main as sandbox_main
+
+    sys.exit(sandbox_main([action, *(["--images"] if images else [])]))
+
+
 def main() -> None:
     cli(prog_name="taskforge")

@@ -160,11 +160,12 @@ def test_snapshot_rules_stay_name_only() -> None:
 
 def test_vcs_dirs_anywhere_are_removed(tmp_path: Path) -> None:
     make_tree(tmp_path, ["pkg/mod.py", "vendor/lib/.git/HEAD", "vendor/other/.hg/store",
-                         "sub/.svn/entries"])
+                         "sub/.svn/entries", ".git/HEAD"])
     (tmp_path / "wt").mkdir()
     (tmp_path / "wt/.git").write_text("gitdir: /elsewhere/.git/worktrees/wt\n")
     assert remove_vcs_dirs(tmp_path) == ["sub/.svn", "vendor/lib/.git", "vendor/other/.hg",
-                                         "wt/.git"]
+                                         "wt/.git"]  # the top-level one is replaced
+    assert not (tmp_path / ".git").exists()
     assert (tmp_path / "pkg/mod.py").is_file()
 
 

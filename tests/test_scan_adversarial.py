@@ -599,3 +599,45 @@ def test_environment_sharing_a_name_is_background_not_a_leak(task: Task, tmp_pat
     record = sanitize_and_scan(task.ws, env, task.fingerprints, task.keep)
     assert record["leak_scan"]["background"] >= 1
     assert record["leak_scan"]["scanned"] == ["workspace", "environment"]
+
+
+SMALL_ORIGINAL = textwrap.dedent("""\
+    class Box:
+        def get(self, key, default=None):
+            if key in self:
+                return self[key]
+            else:
+                return default
+
+        def keys(self):
+            return list(self._data)
+    """)
+SMALL_TASK = SMALL_ORIGINAL.replace(
+    "        if key in self:\n            return self[key]\n        else:\n"
+    "            return default\n", "        raise NotImplementedError\n")
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_one_common_line_is_background_a_copy_is_not(tmp_path: Path, copy: bool) -> None:
+    """A body whose only distinctive line is a common phrase (`return self[key]`, which
+    pytest's own code holds): the library is background; a verbatim copy is a leak."""
+    ws = tmp_path / "ws"
+    (ws / "box").mkdir(parents=True)
+    (ws / "box/__init__.py").write_text(SMALL_TASK)
+    (ws / "box/other.py").write_text(
+        "def lookup(self, key, default=None):\n    if key in self:\n        return default\n")
+    fingerprints = fingerprint_workspace(ws, {"box/__init__.py": SMALL_ORIGINAL})
+    assert [f.text for f in fingerprints.texts if f.kind == "line"] == ["return self[key]"]
+    site = tmp_path / "env/lib/python3.11/site-packages"
+    (site / "thirdparty").mkdir(parents=True)
+    (site / "thirdparty/stash.py").write_text(
+        "class Stash:\n    def __getitem__(self, key):\n        return self[key]\n")
+    if copy:
+        (site / "box").mkdir()
+        (site / "box/__init__.py").write_text(SMALL_ORIGINAL)
+        with pytest.raises(Rejected) as err:
+            sanitize_and_scan(ws, tmp_path / "env", fingerprints)
+        assert err.value.reason == "leak:env/lib/python3.11/site-packages/box/__init__.py"
+    else:
+        record = sanitize_and_scan(ws, tmp_path / "env", fingerprints)
+        assert record["leak_scan"]["background"] == 1

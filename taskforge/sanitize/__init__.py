@@ -38,7 +38,8 @@ ENV_RULES = {"python-bytecode"}  # what may be deleted from a shared environment
 
 
 def remove_vcs_dirs(root: Path) -> list[str]:
-    """Delete every .git/.hg/.svn (directory, or a `.git` file) anywhere under `root`."""
+    """Delete every .git/.hg/.svn (directory, or a `.git` file) anywhere under `root`; the
+    top-level `.git` is not reported (a fresh one replaces it: `fresh_git` in the record)."""
     removed: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
@@ -46,11 +47,13 @@ def remove_vcs_dirs(root: Path) -> list[str]:
             path = here / name
             shutil.rmtree(path) if not path.is_symlink() else path.unlink()
             dirnames.remove(name)
-            removed.append(path.relative_to(root).as_posix())
+            if here != root or name != ".git":
+                removed.append(path.relative_to(root).as_posix())
         for name in filenames:
             if name in VCS_DIRS:
                 (here / name).unlink()
-                removed.append((here / name).relative_to(root).as_posix())
+                if here != root or name != ".git":
+                    removed.append((here / name).relative_to(root).as_posix())
     return sorted(removed)
 
 
@@ -88,12 +91,15 @@ def scan_removals(record: Mapping[str, Any]) -> list[str]:
     return list((sanitizer.get("artifacts_removed") or {}).get(SCAN_REMOVED, []))
 
 
+LONG_LINE = 40  # a single fingerprint line this long is no coincidence
+
+
 def background_fingerprints(env_hits: list[Hit], fingerprints: Fingerprints) -> set[str]:
     """Fingerprints the environment holds for reasons of its own: found in a third-party
-    file that is no copy of the deleted code. A copy holds the original's lines (two or more
-    of them, or all when there is one) or its bytecode; a library that happens to use the
-    same name or phrase holds one line at most."""
-    lines_total = sum(1 for f in fingerprints.texts if f.kind in ("line", "block"))
+    file that is no copy of the deleted code. A copy holds two or more of the original's
+    lines and blocks (or its one long line) or its bytecode; a library that happens to use
+    the same name or phrase holds one short line at most."""
+    line_fps = [f for f in fingerprints.texts if f.kind in ("line", "block")]
     by_entry: dict[tuple[str, str], list[Hit]] = {}
     for hit in env_hits:
         container = hit.container.split("!code:")[0]
@@ -103,7 +109,8 @@ def background_fingerprints(env_hits: list[Hit], fingerprints: Fingerprints) -> 
         if any(h.kind == "code" for h in hits):
             continue
         lines = {h.fingerprint for h in hits if h.kind in ("line", "block")}
-        if len(lines) >= 2 or (lines and len(lines) == lines_total):
+        if len(lines) >= 2 or (len(line_fps) == 1 and lines
+                               and len(line_fps[0].text) >= LONG_LINE):
             continue
         background |= {h.fingerprint for h in hits}
     return background

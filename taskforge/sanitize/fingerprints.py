@@ -37,6 +37,7 @@ MIN_LINE = 12  # characters of a stripped line
 MIN_IDENT = 6
 MIN_LITERAL = 5
 MIN_BLOCK = 16  # non-blank characters of a block
+FEW_LINES = 3  # below this many distinctive lines, blocks may also hold those lines
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING = re.compile(
@@ -212,13 +213,16 @@ def _candidates(path: str, original: str, runs: list[tuple[int, list[str]]]
 
 
 def _blocks(runs: list[tuple[int, list[str]]], distinctive: set[str]) -> set[Fingerprint]:
-    """Windows of 2-3 deleted lines, verbatim, none of whose lines is distinctive alone."""
+    """Windows of 2-3 deleted lines, verbatim, none of whose lines is distinctive alone; when
+    fewer than `FEW_LINES` lines are, every window: then a copy of the deleted code still
+    holds several fingerprints, which a library sharing one common line does not."""
     found: set[Fingerprint] = set()
+    few = len(distinctive) < FEW_LINES
     for _first, run in runs:
         for size in (2, 3):
             for i in range(len(run) - size + 1):
                 window = run[i:i + size]
-                if any(ln.strip() in distinctive for ln in window):
+                if not few and any(ln.strip() in distinctive for ln in window):
                     continue
                 if any(not ln.strip() for ln in window):
                     continue

@@ -86,9 +86,10 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
     durations = source.baseline.durations
 
     def job_timeout(tests: tuple[str, ...]) -> float:
-        # Ten times what the tests took in the baseline: a stub that sends a caller into
-        # an endless loop is cut off in seconds, not after the suite-wide limit.
-        return min(timeout, 5.0 + 10 * sum(durations.get(t, 1.0) for t in tests))
+        # A few times what the tests took in the baseline (whose slowest, instrumented run
+        # is already generous): a stub that sends a caller into an endless loop is cut off
+        # in seconds, not after the suite-wide limit.
+        return min(timeout, 2.0 + 4 * sum(durations.get(t, 1.0) for t in tests))
 
     def jobs_for(body: str, tests_of: dict[str, tuple[str, ...]], runs: int) -> list[ScreenJob]:
         return [ScreenJob(id=c.key, modules=tuple(sorted({source.project.module_name(t[0])

@@ -91,15 +91,16 @@ def scan_removals(record: Mapping[str, Any]) -> list[str]:
     return list((sanitizer.get("artifacts_removed") or {}).get(SCAN_REMOVED, []))
 
 
-LONG_LINE = 40  # a single fingerprint line this long is no coincidence
+LONG_LINE = 40  # one fingerprint line this long is no coincidence
+MANY_LINES = 3  # nor are this many distinct ones
 
 
 def background_fingerprints(env_hits: list[Hit], fingerprints: Fingerprints) -> set[str]:
     """Fingerprints the environment holds for reasons of its own: found in a third-party
-    file that is no copy of the deleted code. A copy holds two or more of the original's
-    lines and blocks (or its one long line) or its bytecode; a library that happens to use
-    the same name or phrase holds one short line at most."""
-    line_fps = [f for f in fingerprints.texts if f.kind in ("line", "block")]
+    file that is no copy of the deleted code. A copy holds the original's bytecode, or
+    several of its lines and blocks (consecutive lines with their indentation), or a long
+    one; a library that happens to share names or a short common line or two
+    (`return default`, `return self[key]`) holds none of these."""
     by_entry: dict[tuple[str, str], list[Hit]] = {}
     for hit in env_hits:
         container = hit.container.split("!code:")[0]
@@ -109,8 +110,7 @@ def background_fingerprints(env_hits: list[Hit], fingerprints: Fingerprints) -> 
         if any(h.kind == "code" for h in hits):
             continue
         lines = {h.fingerprint for h in hits if h.kind in ("line", "block")}
-        if len(lines) >= 2 or (len(line_fps) == 1 and lines
-                               and len(line_fps[0].text) >= LONG_LINE):
+        if len(lines) >= MANY_LINES or any(len(line) >= LONG_LINE for line in lines):
             continue
         background |= {h.fingerprint for h in hits}
     return background

@@ -139,3 +139,27 @@ def test_real_environment_does_not_reject_clean_tasks(cachetools_root: Path,
             pytest.fail(f"{path}:{node.name}: clean task rejected: {e}")
         assert record["leak_scan"]["clean"] is True
         assert record["leak_scan"]["scanned"] == ["workspace", "environment"]
+
+
+def test_idiomatic_lines_in_the_environment_are_background(tmp_path: Path) -> None:
+    """`textkit.wrap.indent` shares `for line in text.splitlines(keepends=True):` with
+    coverage's own code: one idiom in a library is not a copy of the deleted body."""
+    root = REPO_ROOT / "sample_repos/textkit"
+    project = PythonProject(root, (".",))
+    (path, node), = [(p, f) for p, f in functions(project) if f.name == "indent"]
+    tree = read_tree(root)
+    ws = tmp_path / "ws"
+    shutil.copytree(root, ws)
+    (ws / path).write_text(stubbed(tree[path].decode(), node))
+    fingerprints = fingerprint_deletion({path: tree[path]}, read_tree(ws))
+    assert "for line in text.splitlines(keepends=True):" in {f.text for f in fingerprints.texts}
+    env = tmp_path / "env/lib/python3.11/site-packages/coverage"
+    env.mkdir(parents=True)
+    (env / "debug.py").write_text(
+        "def lines(text):\n    for line in text.splitlines(keepends=True):\n        yield line\n")
+    record = sanitize_and_scan(ws, tmp_path / "env", fingerprints)
+    assert record["leak_scan"]["background"] >= 1  # the line, and `keepends`
+    (env / "textkit_copy.py").write_bytes(tree[path])
+    with pytest.raises(Rejected) as err:
+        sanitize_and_scan(ws, tmp_path / "env", fingerprints)
+    assert err.value.reason == "leak:env/lib/python3.11/site-packages/coverage/textkit_copy.py"

@@ -91,16 +91,16 @@ def scan_removals(record: Mapping[str, Any]) -> list[str]:
     return list((sanitizer.get("artifacts_removed") or {}).get(SCAN_REMOVED, []))
 
 
-LONG_LINE = 40  # one fingerprint line this long is no coincidence
-MANY_LINES = 3  # nor are this many distinct ones
+MANY_LINES = 3  # distinct lines and blocks of the deleted code that are no coincidence
 
 
 def background_fingerprints(env_hits: list[Hit], fingerprints: Fingerprints) -> set[str]:
     """Fingerprints the environment holds for reasons of its own: found in a third-party
     file that is no copy of the deleted code. A copy holds the original's bytecode, or
-    several of its lines and blocks (consecutive lines with their indentation), or a long
-    one; a library that happens to share names or a short common line or two
-    (`return default`, `return self[key]`) holds none of these."""
+    several of its lines and blocks (consecutive lines with their indentation; fingerprints
+    include blocks whenever few lines are distinctive, so even a short body gives several);
+    a library that happens to share names or an idiomatic line or two (`return default`,
+    `for line in text.splitlines(keepends=True):`) does not."""
     by_entry: dict[tuple[str, str], list[Hit]] = {}
     for hit in env_hits:
         container = hit.container.split("!code:")[0]
@@ -110,7 +110,7 @@ def background_fingerprints(env_hits: list[Hit], fingerprints: Fingerprints) -> 
         if any(h.kind == "code" for h in hits):
             continue
         lines = {h.fingerprint for h in hits if h.kind in ("line", "block")}
-        if len(lines) >= MANY_LINES or any(len(line) >= LONG_LINE for line in lines):
+        if len(lines) >= MANY_LINES:
             continue
         background |= {h.fingerprint for h in hits}
     return background

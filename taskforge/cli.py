@@ -348,6 +348,29 @@ def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float
 
 
 @cli.command()
+@click.argument("tasks", type=click.Path())
+@click.argument("instance_id")
+@click.argument("directory", type=click.Path())
+@click.option("--json", "as_json", is_flag=True)
+@cache_option
+def scan(tasks: str, instance_id: str, directory: str, as_json: bool, cache: str | None) -> None:
+    """Leak-scan DIRECTORY for residue of a task's deleted code; exit 1 on a hit."""
+    from taskforge.sanitize import scan_task_dir
+    from taskforge.tasks import load_tasks
+
+    if not Path(directory).exists():
+        raise UserError(f"{directory}: directory to scan does not exist")
+    task = load_tasks(tasks, cache).by_id(instance_id)
+    hits = scan_task_dir(task.record, Path(directory), task.snapshot_root())
+    for hit in hits:
+        click.echo(json.dumps(hit.to_json()) if as_json else str(hit))
+    if not as_json:
+        click.echo(f"{len(hits)} hits" if hits else "clean", err=bool(hits))
+    if hits:
+        sys.exit(1)
+
+
+@cli.command()
 @click.argument("directory", type=click.Path())
 def stats(directory: str) -> None:
     """Yield funnel, rejection reasons and difficulty of a task directory."""

@@ -17,6 +17,7 @@ from taskforge.materialize import materialize_record
 from taskforge.model import Candidate
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
+from taskforge.sanitize import fingerprint_workspace, sanitize_and_scan, tracked_paths
 from taskforge.statement import problem_statement, quotes_body
 from taskforge.testing.runner import run_tests
 from taskforge.verify import audit_labels, check_collection, check_labels, label_tests
@@ -184,8 +185,10 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         raise Rejected("no-change", candidate.symbol)
     tests = list(candidate.covering_tests)
     with scratch_dir(cache, prefix="verify-") as scratch:
-        workspace, removed = materialize_record({"deletion_patch": deletion_patch},
-                                                source.snapshot.root, scratch / "workspace")
+        workspace, _removed = materialize_record({"deletion_patch": deletion_patch},
+                                                 source.snapshot.root, scratch / "workspace")
+        # Fingerprints of the deleted code against the task tree, before any test runs in it.
+        fingerprints = fingerprint_workspace(workspace, originals)
         if candidate.import_time:
             check_collection(workspace, source.baseline.tests, source.env, sandbox,
                              timeout=timeout)
@@ -213,6 +216,12 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         if problems:
             raise Rejected("audit-disagrees", problems[0])
         audit = {"tests": len(source.baseline.stable), "agrees": True}
+    # The leak scan, on a fresh workspace exactly as the agent gets it, and its environment.
+    with scratch_dir(cache, prefix="scan-") as scratch:
+        workspace, _ = materialize_record({"deletion_patch": deletion_patch},
+                                          source.snapshot.root, scratch / "workspace")
+        sanitizer = sanitize_and_scan(workspace, source.env.venv, fingerprints,
+                                      tracked_paths(source.snapshot.root))
     statement = problem_statement(deletion.statement_facts, fail_to_pass)
     quoted = quotes_body(statement, deleted_lines(deletion_patch))
     if quoted:
@@ -254,7 +263,7 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
             "audit": audit,
             "runs": labels.runs,
         },
-        "sanitizer": {"artifacts_removed": removed, "fresh_git": True, "leak_scan": None},
+        "sanitizer": sanitizer,
         "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "generator": {"version": version("taskforge"), "recipe_sha256": recipe_sha256,
                       "seed": seed},

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,6 +16,7 @@ from taskforge.sandbox.base import ExecResult, Mounts, Sandbox
 
 OUTPUT_TAIL = 20_000
 _warned = False
+_warn_lock = threading.Lock()
 
 
 class NoSandbox(Sandbox):
@@ -27,9 +29,10 @@ class NoSandbox(Sandbox):
     def exec(self, argv: Sequence[str], *, workspace: Path, env: Mapping[str, str],
              timeout: float, mounts: Mounts | None = None) -> ExecResult:
         global _warned
-        if not _warned and os.environ.get("TASKFORGE_QUIET_SANDBOX") != "1":
-            print("taskforge: warning: sandbox 'none': test suites run uncontained on this host",
-                  file=sys.stderr)
+        with _warn_lock:  # workers share the process: warn once, not once per thread
+            if not _warned and os.environ.get("TASKFORGE_QUIET_SANDBOX") != "1":
+                print("taskforge: warning: sandbox 'none': test suites run uncontained on this host",
+                      file=sys.stderr)
             _warned = True
         start = time.monotonic()
         # A new session makes the whole process tree one group, so a timeout kills daemons too.

@@ -372,6 +372,26 @@ def test_materialized_workspace_is_sanitized(out: Path, project: Path, tmp_path:
     assert (ws / "tests" / "test_core.py").read_text() == (project / "tests/test_core.py").read_text()
 
 
+def test_every_record_shows_a_clean_leak_scan(records: list[dict]) -> None:
+    for r in records:
+        scan = r["sanitizer"]["leak_scan"]
+        assert scan["clean"] is True
+        assert scan["scanned"] == ["workspace", "environment"]
+        assert sum(scan["fingerprints"].values()) > 0
+
+
+def test_scan_command_finds_a_planted_copy(out: Path, project: Path, tmp_path: Path) -> None:
+    task = load(out, "statkit.core.total")
+    ws = task.materialize(tmp_path / "ws")
+    clean = run_cli("scan", str(out), task.instance_id, str(ws), cwd=tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    (ws / "notes").mkdir()
+    (ws / "notes" / "backup.py").write_text((project / CORE).read_text())
+    found = run_cli("scan", str(out), task.instance_id, str(ws), cwd=tmp_path)
+    assert found.returncode == 1
+    assert "notes/backup.py" in found.stdout
+
+
 def test_patch_restores_the_original_file(out: Path, project: Path, tmp_path: Path) -> None:
     for task in taskforge.load_tasks(out):
         ws = task.materialize(tmp_path / task.instance_id / "ws")

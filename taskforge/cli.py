@@ -198,9 +198,8 @@ def ingest(source: str, ref: str | None, repeats: int, timeout: float, as_json: 
         "tests": len(src.baseline.tests), "stable": len(src.baseline.stable),
         "flaky": len(src.baseline.flaky), "failing": len(src.baseline.failing),
         "baseline_seconds": list(src.baseline.run_seconds),
-        "skipped_files": dict(sorted(src.project.skipped.items())),
     }
-    src.project.parsed_files()  # parse now so syntax errors are reported
+    src.project.parsed_files()  # parse every source file now, so syntax errors are reported
     info["skipped_files"] = dict(sorted(src.project.skipped.items()))
     if as_json:
         click.echo(json.dumps(info, indent=2))

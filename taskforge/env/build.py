@@ -184,10 +184,3 @@ def _relocate_venv(staging_venv: Path, venv: Path) -> None:
                 continue
             if old in data and b"\0" not in data[:1024]:
                 path.write_bytes(data.replace(old, new))
-
-
-def describe(env: Environment) -> dict:
-    return {"key": env.key, "python": env.spec.python, "pythonpath": list(env.pythonpath),
-            "frozen": list(env.frozen), "decisions": list(env.spec.decisions)}
-
-

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import subprocess
 import tarfile
 import tempfile
@@ -87,7 +86,3 @@ def recall(cache: Path, key: str) -> Snapshot | None:
         return None
     return Snapshot(id=meta["id"], name=meta["name"], source=meta["source"],
                     commit=meta["commit"], root=root, license=meta["license"])
-
-
-def discard(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)

@@ -22,6 +22,7 @@ from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
 from taskforge.sanitize import fingerprint_workspace, sanitize_and_scan, tracked_paths
 from taskforge.statement import problem_statement, quotes_body
+from taskforge.testing.bytecode import seed_bytecode, snapshot_bytecode
 from taskforge.testing.runner import run_tests
 from taskforge.verify import audit_labels, check_collection, check_labels, label_tests
 from taskforge.verify.screen import ScreenJob, ScreenResult, screen
@@ -103,8 +104,9 @@ def _null_rejection(null_solutions: dict[str, dict[str, int]]) -> Rejected | Non
 def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, repeats: int,
                       timeout: float, sandbox: Sandbox, cache: Path,
                       pool: Any) -> dict[str, Screened]:
-    """Screen candidates with the forking fast path: the task state `repeats` times, then
-    each trivial solution once on the tests that failed."""
+    """Screen candidates with the forking fast path: the task state `repeats - 1` times (at
+    least once; the confirmation runs it once more), then each trivial solution and the
+    original code once on the tests that failed."""
 
     durations = source.baseline.durations
 
@@ -127,9 +129,13 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
         """Results by (candidate key, body); one forking server per worker."""
         chunks = [jobs[i::pool.workers] for i in range(pool.workers) if jobs[i::pool.workers]]
         results: dict[tuple[str, str], ScreenResult] = {}
+        if not chunks:
+            return results
+        bytecode = snapshot_bytecode(source.snapshot, source.env, sandbox, cache,
+                                     timeout=timeout)
         for _chunk, found in pool.map_unordered(
                 lambda chunk: screen(chunk, source.snapshot.root, source.env, sandbox, cache,
-                                     timeout=timeout), chunks):
+                                     timeout=timeout, bytecode=bytecode), chunks):
             results.update({tuple(job_id.split("\0")): r for job_id, r in found.items()})
         return results
 
@@ -137,7 +143,10 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
     # original from disk: the screen cannot model such deletions, so those candidates go
     # straight to confirmation (the whole protocol in fresh processes).
     screenable = [c for c in candidates if c.targets and not c.import_time and not c.subprocess]
-    runs = max(1, repeats)
+    # The confirmation's fresh run is the last of the task state's `repeats` runs: the
+    # screen runs the others (at least one), and a test whose outcome differs between them
+    # rejects the candidate (`screen-disagrees`), as an unstable one does here.
+    runs = max(1, repeats - 1)
     stubbed = run(jobs_for("raise", {c.key: c.covering_tests for c in screenable}, runs))
     usable = {k: r for (k, _body), r in stubbed.items() if not r.unscreenable or r.timed_out}
     failing = {k: tuple(r.failing_in_every_run()) for k, r in usable.items()
@@ -207,11 +216,23 @@ def _null_solutions(source: IngestedSource, strategy: Strategy, candidate: Candi
         deletion = strategy.apply(source.project, candidate, options, body=body)
         texts = {p: (source.project.text(p), t) for p, t in deletion.new_texts.items()}
         with scratch_dir(cache, prefix="null-") as scratch:
-            workspace, _ = materialize_record({"deletion_patch": diff_texts(texts)},
-                                              source.snapshot.root, scratch / "workspace")
+            workspace = verification_workspace(source, diff_texts(texts), set(texts),
+                                               scratch / "workspace", sandbox, cache, timeout)
             run = run_tests(source.env, workspace, sandbox, timeout=timeout, select=fail_to_pass)
         results[body] = {"passed": len(run.passed() & set(fail_to_pass)), "of": len(fail_to_pass)}
     return results
+
+
+def verification_workspace(source: IngestedSource, deletion_patch: str, changed: set[str],
+                           dest: Path, sandbox: Sandbox, cache: Path, timeout: float) -> Path:
+    """The task's real workspace, materialized, plus the snapshot's bytecode for the files
+    the deletion left alone (see `taskforge.testing.bytecode`): only verification runs in
+    it, no agent."""
+    workspace, _ = materialize_record({"deletion_patch": deletion_patch}, source.snapshot.root,
+                                      dest)
+    seed_bytecode(workspace, snapshot_bytecode(source.snapshot, source.env, sandbox, cache,
+                                               timeout=timeout), changed)
+    return workspace
 
 
 def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, *,
@@ -220,8 +241,9 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
               seed: int) -> dict[str, Any]:
     """Confirm one candidate on its real, materialized workspace and build its record.
 
-    After a screen, one fresh run per state confirms it (the screen's runs supply the
-    repeats); without one, the whole protocol runs `repeats` times here.
+    After a screen, one fresh task-state run confirms it (the screen's runs supply the
+    other repeats, and the screen's run of the original code the reference); without one,
+    the whole protocol runs `repeats` times here.
     """
     deletion = strategy.apply(source.project, candidate, options)
     originals = {p: source.project.text(p) for p in deletion.new_texts}
@@ -231,9 +253,10 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         raise Rejected("no-change", candidate.symbol)
     tests = list(candidate.covering_tests)
     with scratch_dir(cache, prefix="verify-") as scratch:
-        workspace, _removed = materialize_record({"deletion_patch": deletion_patch},
-                                                 source.snapshot.root, scratch / "workspace")
-        # Fingerprints of the deleted code against the task tree, before any test runs in it.
+        workspace = verification_workspace(source, deletion_patch, set(originals),
+                                           scratch / "workspace", sandbox, cache, timeout)
+        # Fingerprints of the deleted code against the task tree (bytecode aside), before
+        # any test runs in it.
         fingerprints = fingerprint_workspace(workspace, originals)
         if candidate.import_time:
             check_collection(workspace, source.baseline.tests, source.env, sandbox,
@@ -251,7 +274,8 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
     check_labels(labels)
     fail_to_pass = labels.fail_to_pass
     if screened.screened and set(fail_to_pass) != set(screened.fail_to_pass):
-        raise Rejected("screen-disagrees", candidate.symbol)
+        differs = sorted(set(fail_to_pass) ^ set(screened.fail_to_pass))
+        raise Rejected("screen-disagrees", f"{candidate.symbol}: {differs[0]}")
     nulls = screened.null_solutions if screened.null_solutions is not None else \
         _null_solutions(source, strategy, candidate, options, fail_to_pass, sandbox, cache,
                         timeout)
@@ -270,8 +294,8 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
     audit = {"ran": False, "tests": 0, "disagreements": 0}
     if full_suite:
         with scratch_dir(cache, prefix="audit-") as scratch:
-            workspace, _ = materialize_record({"deletion_patch": deletion_patch},
-                                              source.snapshot.root, scratch / "workspace")
+            workspace = verification_workspace(source, deletion_patch, set(originals),
+                                               scratch / "workspace", sandbox, cache, timeout)
             whole = label_tests(workspace, patch, list(source.baseline.stable), source.env,
                                 sandbox, repeats=1, timeout=timeout)
         problems = audit_labels(whole, fail_to_pass)
@@ -280,10 +304,10 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         audit = {"ran": True, "tests": len(source.baseline.stable), "disagreements": 0}
     # The leak scan, on a fresh workspace exactly as the agent gets it, and its environment.
     with scratch_dir(cache, prefix="scan-") as scratch:
-        workspace, _ = materialize_record({"deletion_patch": task_patch},
-                                          source.snapshot.root, scratch / "workspace")
+        workspace, removed = materialize_record({"deletion_patch": task_patch},
+                                                source.snapshot.root, scratch / "workspace")
         sanitizer = sanitize_and_scan(workspace, source.env.venv, fingerprints,
-                                      tracked_paths(source.snapshot.root))
+                                      tracked_paths(source.snapshot.root), sanitized=removed)
     statement = problem_statement(deletion.statement_facts, fail_to_pass, options.statement)
     quoted = quotes_body(statement, deleted_lines(deletion_patch),
                          allowed=deletion.statement_facts.get("quotable", ()))

@@ -112,6 +112,28 @@ class PythonProject:
             return {}
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
 
+    @functools.cache  # noqa: B019 - as parse(): once per file
+    def functions_by_line(self, path: str) -> Mapping[int, cst.FunctionDef]:
+        """The file's functions (nodes of its parsed tree) by the line that holds their name."""
+        positions = self.positions(path)
+        return {positions[node.name].start.line: node for node in positions
+                if isinstance(node, cst.FunctionDef)}
+
+    @functools.cache  # noqa: B019 - as parse(): once per file
+    def statement_codes(self, path: str) -> tuple[str, tuple[str, ...], str] | None:
+        """The file's text cut at its top-level statements: (header, one piece per statement,
+        footer), or None when the pieces do not join back to the text (a file without a
+        final newline), where only a whole-module rebuild is exact."""
+        module = self.parse(path)
+        if module is None:
+            return None
+        header = "".join(module.code_for_node(line) for line in module.header)
+        pieces = tuple(module.code_for_node(statement) for statement in module.body)
+        footer = "".join(module.code_for_node(line) for line in module.footer)
+        if header + "".join(pieces) + footer != self.text(path):
+            return None
+        return header, pieces, footer
+
     def replace_node(self, path: str, old: cst.CSTNode, new: cst.CSTNode) -> str:
         """The file's text with `old` (a node of its parsed tree) replaced by `new`."""
         return self.replace_nodes(path, {old: new})
@@ -136,10 +158,19 @@ class PythonProject:
             if not inside or statement in changes:
                 body.append(statement)
             else:
-                body.append(statement.visit(_Replacer(changes)))  # type: ignore[arg-type]
+                body.append(statement.visit(_Replacer(changes, positions, inside)))  # type: ignore[arg-type]
         if touched != lines:
             raise ValueError(f"{path}: nodes at lines {sorted(lines - touched)} are not in the module")
-        return module.with_changes(body=_replaced(module.body, body, changes)).code
+        new_body = _replaced(module.body, body, changes)
+        cut = self.statement_codes(path)
+        if cut is None:
+            return module.with_changes(body=new_body).code
+        # Untouched statements keep their text; only the rebuilt ones are generated again.
+        header, pieces, footer = cut
+        unchanged = {id(statement): piece for statement, piece in zip(module.body, pieces,
+                                                                      strict=True)}
+        return header + "".join(unchanged.get(id(statement)) or module.code_for_node(statement)
+                                for statement in new_body) + footer
 
     def parsed_files(self) -> list[tuple[str, cst.Module]]:
         return [(p, m) for p in self.source_files if (m := self.parse(p)) is not None]
@@ -169,9 +200,19 @@ def _replaced(originals: Sequence[cst.BaseStatement], updated: Sequence[cst.Base
 class _Replacer(cst.CSTTransformer):
     """Replaces or removes the given nodes (matched by identity) in one pass."""
 
-    def __init__(self, changes: Mapping[cst.CSTNode, cst.CSTNode | None]) -> None:
+    def __init__(self, changes: Mapping[cst.CSTNode, cst.CSTNode | None],
+                 positions: Mapping[cst.CSTNode, CodeRange], lines: set[int]) -> None:
         super().__init__()
         self.changes = changes
+        self.positions = positions
+        self.lines = lines
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # Only nodes whose lines hold a changed node can contain one: the rest of a
+        # thousand-line class is not walked.
+        where = self.positions.get(node)
+        return where is None or any(where.start.line <= ln <= where.end.line
+                                    for ln in self.lines)
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         new = self.changes.get(original_node, updated_node)

@@ -112,11 +112,7 @@ def stubbed(node: cst.FunctionDef, keep_docstring: bool, body: str = "raise") ->
 
 def function_at(project: PythonProject, path: str, def_line: int) -> cst.FunctionDef | None:
     """The function (of the project's parsed tree) whose name is on `def_line`."""
-    positions = project.positions(path)
-    for node in positions:
-        if isinstance(node, cst.FunctionDef) and positions[node.name].start.line == def_line:
-            return node
-    return None
+    return project.functions_by_line(path).get(def_line)
 
 
 def signature_of(module: cst.Module, node: cst.FunctionDef) -> str:

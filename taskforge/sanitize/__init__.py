@@ -118,13 +118,16 @@ def background_fingerprints(env_hits: list[Hit], fingerprints: Fingerprints) -> 
 
 
 def sanitize_and_scan(workspace: Path, env_dir: Path | None, fingerprints: Fingerprints,
-                      keep: Collection[str] = (), *, max_rounds: int = 3) -> dict[str, Any]:
+                      keep: Collection[str] = (), *, max_rounds: int = 3,
+                      sanitized: Mapping[str, list[str]] | None = None) -> dict[str, Any]:
     """Sanitize `workspace`, then scan it and `env_dir` (the environment its tests run in)
     for `fingerprints`; remove hits a rule names and scan again. Returns the task record's
     `sanitizer` field; raises Rejected("leak:workspace" or "leak:env", with the file in the
-    detail) for residue no rule removes (an environment path is reported as `env/<path>`)."""
+    detail) for residue no rule removes (an environment path is reported as `env/<path>`).
+    `sanitized`: the workspace was just sanitized (by `materialize_record`), which removed
+    these; it is not sanitized again."""
     workspace = Path(workspace)
-    removed = sanitize_workspace(workspace, keep)
+    removed = dict(sanitized) if sanitized is not None else sanitize_workspace(workspace, keep)
     roots = [workspace] + ([Path(env_dir)] if env_dir else [])
     background: set[str] = set()
     scan_removed: list[str] = []

@@ -3,6 +3,7 @@ signature of each code object that tells the original body of a function from it
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import marshal
@@ -83,11 +84,12 @@ def code_signature(co: CodeType) -> str:
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def signatures(source: str) -> set[tuple[str, str]]:
+@functools.lru_cache(maxsize=16)  # the same original module serves many candidates
+def signatures(source: str) -> frozenset[tuple[str, str]]:
     """(qualname, signature) of every code object compiled from `source`; empty if it does
     not compile."""
     try:
         module = compile(source, "<fingerprint>", "exec", dont_inherit=True, optimize=0)
     except (SyntaxError, ValueError):
-        return set()
-    return {(co.co_qualname, code_signature(co)) for co in walk_code(module)}
+        return frozenset()
+    return frozenset((co.co_qualname, code_signature(co)) for co in walk_code(module))

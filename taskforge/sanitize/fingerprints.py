@@ -21,6 +21,7 @@ import ast
 import builtins
 import contextlib
 import difflib
+import functools
 import io
 import keyword
 import os
@@ -120,11 +121,20 @@ def deleted_runs(original: str, task: str | None) -> list[tuple[int, list[str]]]
     if task is None:
         return [(1, old)] if old else []
     new = task.splitlines(keepends=True)
+    # A deletion is local: the lines both texts start and end with are matched as they
+    # are, and only the middle is diffed (thousands of lines otherwise, for every task).
+    start, shortest = 0, min(len(old), len(new))
+    while start < shortest and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < shortest - start and old[-1 - end] == new[-1 - end]:
+        end += 1
     runs: list[tuple[int, list[str]]] = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    matcher = difflib.SequenceMatcher(None, old[start:len(old) - end], new[start:len(new) - end],
+                                      autojunk=False)
     for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
         if tag in ("delete", "replace"):
-            runs.append((i1 + 1, old[i1:i2]))
+            runs.append((start + i1 + 1, old[start + i1:start + i2]))
     return runs
 
 
@@ -158,10 +168,11 @@ def _string_pieces(token: str) -> set[str]:
     return {p for p in found if _useful_literal(p)}
 
 
-def _python_tokens(text: str) -> list[tokenize.TokenInfo] | None:
+@functools.lru_cache(maxsize=16)  # the same original module serves many candidates
+def _python_tokens(text: str) -> tuple[tokenize.TokenInfo, ...] | None:
     try:
-        return [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
-                if t.type in (tokenize.NAME, tokenize.STRING)]
+        return tuple(t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                     if t.type in (tokenize.NAME, tokenize.STRING))
     except (tokenize.TokenError, SyntaxError):
         return None
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from taskforge.model import Environment, Outcome
 from taskforge.sandbox import Sandbox
+from taskforge.testing.bytecode import seed_bytecode
 from taskforge.testing.runner import run_tests
 from taskforge.workspace import scratch_copy, scratch_dir
 
@@ -54,12 +55,16 @@ class ScreenResult:
 
 
 def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, env: Environment, sandbox: Sandbox,
-           cache: Path, *, timeout: float) -> dict[str, ScreenResult]:
-    """Run every job in one forking pytest process over a copy of the original tree."""
+           cache: Path, *, timeout: float, bytecode: Path | None = None
+           ) -> dict[str, ScreenResult]:
+    """Run every job in one forking pytest process over a copy of the original tree (with
+    the snapshot's `bytecode`, when given: see `taskforge.testing.bytecode`)."""
     if not jobs:
         return {}
     with scratch_copy(snapshot_root, cache, prefix="screen-") as workspace, \
             scratch_dir(cache, prefix="screen-io-") as io:
+        if bytecode is not None:
+            seed_bytecode(workspace, bytecode, changed=())
         jobs_file, out_file = io / "jobs.jsonl", io / "results.jsonl"
         jobs_file.write_text("".join(json.dumps({
             "id": job.id, "modules": list(job.modules), "body": job.body,

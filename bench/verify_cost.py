@@ -6,7 +6,10 @@ For N candidates of a pinned PyPI sdist (default click==8.5.1: 2,459 tests, ~7 s
 - whole-suite: the peers' method, one fresh process running every test per candidate in
   the task state, `repeats` times.
 Prints per-candidate medians, their ratio, label agreement (FAIL_TO_PASS and PASS_TO_PASS
-identical) and the orchestration overhead (pipeline seconds / seconds pytest reports).
+identical) and the orchestration overhead (pipeline seconds / seconds pytest reports). What
+pytest reports is a session's time, collection included, for every process alike: a fresh
+run's, and the screen server's, shared out among its candidates (each gets what its tests
+took in the forked children plus an equal part of the rest: collecting, importing, forking).
 Targeted seconds include building the task (materialization, leak scan, record); the
 "verification" line counts only the screen and the confirmation's fresh runs.
 

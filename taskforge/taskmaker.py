@@ -116,14 +116,23 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
         # in seconds, not after the suite-wide limit.
         return min(timeout, 2.0 + 4 * sum(durations.get(t, 1.0) for t in tests))
 
-    def jobs_for(body: str, tests_of: dict[str, tuple[str, ...]], runs: int,
-                 stop_on_failure: bool = False) -> list[ScreenJob]:
-        return [ScreenJob(id=f"{c.key}\0{body}",
-                          modules=tuple(sorted({source.project.module_name(t[0])
-                                                for t in c.targets})),
-                          targets=c.targets, body=body, tests=tests_of[c.key], repeats=runs,
-                          timeout=job_timeout(tests_of[c.key]), stop_on_failure=stop_on_failure)
-                for c in candidates if c.key in tests_of]
+    def job_for(c: Candidate, runs: int) -> ScreenJob:
+        # The task state `runs` times; then, in the same server, each trivial solution once
+        # on the tests that failed in every run, and the original code once on them (the
+        # reference state in the same selected context as the task state; the baseline
+        # already passed them `repeats` times in the whole suite). Fastest tests first, and
+        # each follow-up stops at its first test that does not pass: that one failure
+        # already decides (a trivial solution that fails one test is no solution, an
+        # original that fails one is no reference).
+        return ScreenJob(id=f"{c.key}\0raise",
+                         modules=tuple(sorted({source.project.module_name(t[0])
+                                               for t in c.targets})),
+                         targets=c.targets, body="raise", tests=c.covering_tests, repeats=runs,
+                         timeout=job_timeout(c.covering_tests),
+                         then=tuple((f"{c.key}\0{body}", body)
+                                    for body in (*NULL_BODIES, "original")),
+                         order=tuple(sorted(c.covering_tests,
+                                            key=lambda t: (durations.get(t, 1.0), t))))
 
     def run(jobs: list[ScreenJob]) -> dict[tuple[str, str], ScreenResult]:
         """Results by (candidate key, body); one forking server per worker."""
@@ -147,21 +156,12 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
     # screen runs the others (at least one), and a test whose outcome differs between them
     # rejects the candidate (`screen-disagrees`), as an unstable one does here.
     runs = max(1, repeats - 1)
-    stubbed = run(jobs_for("raise", {c.key: c.covering_tests for c in screenable}, runs))
-    usable = {k: r for (k, _body), r in stubbed.items() if not r.unscreenable or r.timed_out}
+    reported = run([job_for(c, runs) for c in screenable])
+    usable = {k: r for (k, body), r in reported.items()
+              if body == "raise" and (not r.unscreenable or r.timed_out)}
     failing = {k: tuple(r.failing_in_every_run()) for k, r in usable.items()
                if r.failing_in_every_run() and not r.unstable()}
-    # Second round, one server for all: each trivial solution once on the failing tests, and
-    # the original code once on them (the reference state in the same selected context as
-    # the task state; the baseline already passed them `repeats` times in the whole suite).
-    # Fastest tests first, and each job stops at its first test that does not pass: that one
-    # failure already decides (a trivial solution that fails one test is no solution, an
-    # original that fails one is no reference).
-    quickest_first = {k: tuple(sorted(tests, key=lambda t: (durations.get(t, 1.0), t)))
-                      for k, tests in failing.items()}
-    second = run([*(job for body in NULL_BODIES
-                    for job in jobs_for(body, quickest_first, 1, stop_on_failure=True)),
-                  *jobs_for("original", quickest_first, 1, stop_on_failure=True)])
+    second = {(k, b): r for (k, b), r in reported.items() if b != "raise"}
     null_runs = {body: {k: r for (k, b), r in second.items() if b == body} for body in NULL_BODIES}
     reference = {k: r for (k, b), r in second.items() if b == "original"}
     verdicts: dict[str, Screened] = {}

@@ -32,13 +32,17 @@ class ScreenJob:
     repeats: int = 1
     timeout: float | None = None  # per run; None: the screen's default
     stop_on_failure: bool = False  # report only the tests up to the first that does not pass
+    # (id, body) of jobs the server runs next on the tests that failed in every run, in the
+    # order of `order` (quickest first), each stopping at its first test that does not pass
+    then: tuple[tuple[str, str], ...] = ()
+    order: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class ScreenResult:
     runs: tuple[dict[str, Outcome], ...]
     unscreenable: str | None = None
-    pytest_seconds: float = 0.0  # what the tests took inside the forked children
+    pytest_seconds: float = 0.0  # its part of the seconds pytest reports for the server
     wall_seconds: float = 0.0  # the job's time in the server, forks included
 
     @property
@@ -70,24 +74,32 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, env: Environment, san
             "id": job.id, "modules": list(job.modules), "body": job.body,
             "targets": [[str(workspace / path), line, name] for path, line, name in job.targets],
             "tests": list(job.tests), "repeats": job.repeats,
-            "stop_on_failure": job.stop_on_failure,
+            "stop_on_failure": job.stop_on_failure, "then": [list(t) for t in job.then],
+            "order": list(job.order),
             "timeout": job.timeout or timeout}) + "\n" for job in jobs))
         tests = sorted({t for job in jobs for t in job.tests})
-        total = sum((job.timeout or timeout) * job.repeats for job in jobs) + 60
-        run_tests(env, workspace, sandbox, timeout=total, select=tests,
+        total = sum((job.timeout or timeout) * (job.repeats + len(job.then))
+                    for job in jobs) + 60
+        server = run_tests(env, workspace, sandbox, timeout=total, select=tests,
                   extra_args=["-p", SCREEN_PLUGIN],
                   extra_env={"TASKFORGE_SCREEN": str(jobs_file),
                              "TASKFORGE_SCREEN_OUT": str(out_file),
                              "TASKFORGE_SCREEN_TIMEOUT": str(timeout)},
                   writable=(io,))
         lines = out_file.read_text().splitlines() if out_file.exists() else []
+    reported = [json.loads(line) for line in lines]
+    # The seconds pytest reports for the server's session (as for any run: collection
+    # included) are shared out: each job gets what its tests took in the children, plus an
+    # equal part of the rest of the session (collecting, importing, forking).
+    shared = max(0.0, server.pytest_seconds - sum(d.get("pytest_seconds", 0.0)
+                                                  for d in reported)) / len(jobs)
     results: dict[str, ScreenResult] = {}
-    for line in lines:
-        data = json.loads(line)
+    for data in reported:
         results[data["id"]] = ScreenResult(runs=tuple(data["runs"]),
                                            unscreenable=data["unscreenable"],
-                                           pytest_seconds=data.get("pytest_seconds", 0.0),
+                                           pytest_seconds=data.get("pytest_seconds", 0.0) + shared,
                                            wall_seconds=data.get("wall_seconds", 0.0))
-    for job in jobs:  # a job the server never reported on (it crashed or timed out)
+    for job in jobs:  # a job the server never reported on (it crashed or timed out); its
+        # follow-ups may rightly be missing: they run only on tests that failed
         results.setdefault(job.id, ScreenResult(runs=(), unscreenable="no result"))
     return results

@@ -12,9 +12,15 @@ TASKFORGE_SCREEN is a JSON-lines file of jobs:
    "stop_on_failure": bool (report only the tests up to the first one that does not pass)}
 ("original" swaps nothing: the job runs its tests on the original code, in the same forked,
 selected context as the other bodies; that is the reference state of every candidate.)
+A job may name follow-ups, "then": [[id, body], ...] with "order": its tests quickest first.
+When its runs agree and some tests failed in every one, each follow-up runs once on those
+tests, in that order, stopping at the first that does not pass (one such test settles a
+trivial solution or a reference); it is reported under its own id. The server decides this
+itself, so one process (one collection) serves both rounds.
 Results go to TASKFORGE_SCREEN_OUT, one JSON line per job:
   {"id": ..., "runs": [{node id: outcome}, ...], "unscreenable": reason or null,
-   "pytest_seconds": what the tests themselves took, "wall_seconds": with forking}
+   "pytest_seconds": what pytest spent running the tests in the forked children,
+   "wall_seconds": with forking}
 The screen can only reject candidates: every task it lets through is confirmed in a fresh
 process on its real workspace.
 """
@@ -37,12 +43,8 @@ BODIES = {"raise": "raise NotImplementedError", "pass": "pass", "return-none": "
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
 
-_seconds = [0.0]
-
-
 def pytest_runtest_logreport(report):
-    """Each test's worst outcome over setup, call and teardown, and the seconds they took."""
-    _seconds[0] += getattr(report, "duration", 0.0) or 0.0
+    """Each test's worst outcome over setup, call and teardown."""
     if report.when == "call":
         outcome = report.outcome
     elif report.outcome == "failed":
@@ -103,7 +105,6 @@ def _run_job(session, items_by_id, index, job):
     if missing and job.get("stop_on_failure"):
         return {missing[0]: "error"}, None
     _outcomes.clear()
-    _seconds[0] = 0.0
     for i, item in enumerate(selected):
         nextitem = selected[i + 1] if i + 1 < len(selected) else None
         item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
@@ -123,9 +124,12 @@ def _fork_job(session, items_by_id, index, job, timeout):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
+            started = time.monotonic()
             outcomes, why = _run_job(session, items_by_id, index, job)
+            # what pytest spent on the job's tests: their setup, call and teardown, and its
+            # own protocol around each (hooks, reports), as in the time a session reports
             payload = json.dumps({"outcomes": outcomes, "unscreenable": why,
-                                  "seconds": _seconds[0]}).encode()
+                                  "seconds": time.monotonic() - started}).encode()
             with os.fdopen(write_fd, "wb") as pipe:
                 pipe.write(payload)
         except BaseException:
@@ -177,17 +181,39 @@ def pytest_runtestloop(session):
     index = _functions_by_code()
     with open(out_file, "a", encoding="utf-8") as out:
         for job in jobs:
-            runs, why, seconds = [], None, 0.0
-            started = time.monotonic()
-            for _ in range(job.get("repeats", 1)):
-                result = _fork_job(session, items_by_id, index, job, job.get("timeout") or timeout)
-                if result.get("unscreenable"):
-                    why = result["unscreenable"]
-                    break
-                runs.append(result["outcomes"])
-                seconds += result.get("seconds", 0.0)
-            out.write(json.dumps({"id": job["id"], "runs": runs, "unscreenable": why,
-                                  "pytest_seconds": seconds,
-                                  "wall_seconds": time.monotonic() - started}) + "\n")
-            out.flush()
+            runs, why = _screen_job(session, items_by_id, index, job, timeout, out)
+            failing = _failing_in_every_run(runs, job.get("order") or job["tests"])
+            if why or not failing or _unstable(runs):
+                continue
+            for follow_id, body in job.get("then", []):
+                _screen_job(session, items_by_id, index,
+                            {**job, "id": follow_id, "body": body, "tests": failing,
+                             "repeats": 1, "stop_on_failure": True}, timeout, out)
     return True
+
+
+def _screen_job(session, items_by_id, index, job, timeout, out):
+    """Run one job `repeats` times, each in its own forked child; report it to `out`."""
+    runs, why, seconds = [], None, 0.0
+    started = time.monotonic()
+    for _ in range(job.get("repeats", 1)):
+        result = _fork_job(session, items_by_id, index, job, job.get("timeout") or timeout)
+        if result.get("unscreenable"):
+            why = result["unscreenable"]
+            break
+        runs.append(result["outcomes"])
+        seconds += result.get("seconds", 0.0)
+    out.write(json.dumps({"id": job["id"], "runs": runs, "unscreenable": why,
+                          "pytest_seconds": seconds,
+                          "wall_seconds": time.monotonic() - started}) + "\n")
+    out.flush()
+    return runs, why
+
+
+def _failing_in_every_run(runs, order):
+    return [t for t in order if runs and all(r.get(t) != "passed" for r in runs)]
+
+
+def _unstable(runs):
+    tests = set(runs[0]) if runs else set()
+    return any(len({r.get(t) == "passed" for r in runs}) > 1 for t in tests)

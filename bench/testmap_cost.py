@@ -1,6 +1,7 @@
-"""What a per-test map costs: line coverage (coverage.py, one context per test) against a
-function-level tracer (sys.monitoring on 3.12+, sys.setprofile before), in the same run, and
-whether both give every candidate the same covering tests.
+"""What a per-test map costs, in the same run: line coverage from coverage.py (one context per
+test), the same line map from sys.monitoring (3.12+: each line reported once per test), and a
+function-level map (sys.monitoring on 3.12+, sys.setprofile before) against the plain suite;
+and whether every candidate of every strategy gets the same covering tests from each.
 
     python bench/testmap_cost.py [--package click==8.5.1] [--python 3.11 --python 3.12]
 """
@@ -8,6 +9,7 @@ whether both give every candidate the same covering tests.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -15,41 +17,50 @@ import time
 from pathlib import Path
 
 from taskforge.cache import cache_root
-from taskforge.delete import SelectOptions, get_strategy
+from taskforge.delete import STRATEGIES, SelectOptions, get_strategy
 from taskforge.ingest import ingest
-from taskforge.model import SourceSpec
+from taskforge.model import Baseline, SourceSpec
 from taskforge.sandbox import get_sandbox
 from taskforge.testing.runner import run_tests
-from taskforge.testing.testmap import read_test_map
+from taskforge.testing.testmap import MapProbe, merge_test_maps
 from taskforge.workspace import scratch_copy, scratch_dir
 
 
-def timed_run(source, box, cache, mode: str) -> tuple[float, float, dict]:
-    """(wall seconds, pytest seconds, map) of one whole-suite run in the given mode."""
+def timed_run(source, box, cache, mode: str, reverse: bool = False) -> tuple[float, object]:
+    """(wall seconds, map) of one whole-suite run in the given mode."""
     with scratch_copy(source.snapshot.root, cache, prefix="testmap-") as workspace, \
             scratch_dir(cache, prefix="testmap-io-") as io:
         kwargs: dict = {}
-        if mode == "coverage":
-            kwargs["coverage_file"] = io / "coverage.db"
+        if mode in ("coverage", "sysmon"):
+            kwargs["test_map"] = MapProbe(mode, io / f"{mode}.data")
         elif mode == "functions":
             kwargs["extra_env"] = {"TASKFORGE_TRACE": str(io / "calls.json"),
+                                   "TASKFORGE_TRACE_FUNCTIONS": "1",
                                    "TASKFORGE_COVER_ROOT": str(workspace)}
             kwargs["writable"] = (io,)
         start = time.monotonic()
-        run = run_tests(source.env, workspace, box, timeout=1800, **kwargs)
+        run_tests(source.env, workspace, box, timeout=1800, reverse=reverse, **kwargs)
         wall = time.monotonic() - start
-        found: dict = {}
-        if mode == "coverage":
-            found, _by_subprocesses = read_test_map(io / "coverage.db", workspace,
-                                                    source.baseline.tests)
+        found: object = None
+        if mode in ("coverage", "sysmon"):
+            found = kwargs["test_map"].read(workspace, source.baseline.tests)
         elif mode == "functions":
+            found = {}
             root = os.path.realpath(workspace) + os.sep
-            calls = json.loads((io / "calls.json").read_text())
-            for test, entered in calls.items():
-                for filename, line in entered:
+            for test, files in json.loads((io / "calls.json").read_text()).items():
+                for filename, lines in files.items():
                     rel = os.path.realpath(filename).removeprefix(root)
-                    found.setdefault((rel, line), set()).add(test)
-    return wall, run.pytest_seconds, found
+                    for line in lines:
+                        found.setdefault((rel, line), set()).add(test)
+    return wall, found
+
+
+def covering(source, baseline: Baseline) -> dict[tuple[str, str], tuple[tuple, bool]]:
+    """(strategy, candidate key) -> (covering tests, import time) for every candidate."""
+    options = SelectOptions(min_covering_tests=0, min_body_lines=1)
+    return {(name, c.key): (tuple(sorted(c.covering_tests)), c.import_time)
+            for name in sorted(STRATEGIES)
+            for c in get_strategy(name).candidates(source.project, baseline, options)}
 
 
 def main() -> None:
@@ -64,28 +75,48 @@ def main() -> None:
         source = ingest(SourceSpec(kind="pypi", location=args.package, python=python),
                         cache=cache, base_dir=Path.cwd(), sandbox=box, repeats=2, timeout=1800,
                         log=lambda m: print(f"# {m}", file=sys.stderr))
-        plain, plain_py, _ = timed_run(source, box, cache, "plain")
-        cov, _cov_py, _ = timed_run(source, box, cache, "coverage")
-        fun, _fun_py, calls = timed_run(source, box, cache, "functions")
+        monitoring = tuple(int(p) for p in python.split(".")[:2]) >= (3, 12)
+        plain, _ = timed_run(source, box, cache, "plain")
+        cov, cov_map = timed_run(source, box, cache, "coverage")
+        fun, calls = timed_run(source, box, cache, "functions")
+        # Both orders, as the baseline records them, for each line tracer.
+        maps = {"coverage": [cov_map, timed_run(source, box, cache, "coverage", True)[1]]}
+        lines = None
+        if monitoring:
+            lines, lines_map = timed_run(source, box, cache, "sysmon")
+            maps["sysmon"] = [lines_map, timed_run(source, box, cache, "sysmon", True)[1]]
+        by_tracer = {}
+        for tracer, pair in maps.items():
+            coverage, by_subprocesses = merge_test_maps(pair)
+            by_tracer[tracer] = covering(source, dataclasses.replace(
+                source.baseline, coverage=coverage, subprocess_lines=by_subprocesses))
+        reference = by_tracer["coverage"]
         stable = set(source.baseline.stable)
-        candidates = get_strategy("stub-function").candidates(source.project, source.baseline,
-                                                               SelectOptions(min_covering_tests=0))
-        same = 0
-        for c in candidates:
-            by_lines = set(c.covering_tests)
+        stubs = [c for c in get_strategy("stub-function").candidates(
+            source.project, source.baseline, SelectOptions(min_covering_tests=0))]
+        same_calls = 0
+        for c in stubs:
             (path, line, _name), = c.targets
             by_calls = calls.get((path, line), set()) & stable
             if c.import_time:
                 by_calls = stable  # as the strategy does for import-time code
-            same += by_lines == by_calls
-            if by_lines != by_calls:
-                print(f"# differs {c.symbol}: lines-only {len(by_lines - by_calls)} "
-                      f"calls-only {len(by_calls - by_lines)}", file=sys.stderr)
+            same_calls += set(c.covering_tests) == by_calls
         print(f"{args.package} on Python {python}: {len(source.baseline.tests)} tests")
-        print(f"  plain suite                {plain:7.2f} s  (pytest {plain_py:.2f} s)")
-        print(f"  line coverage per test     {cov:7.2f} s  ({cov / plain:.2f}x plain)")
-        print(f"  function tracer per test   {fun:7.2f} s  ({fun / plain:.2f}x plain)")
-        print(f"  identical covering tests   {same}/{len(candidates)} candidates")
+        print(f"  plain suite                {plain:7.2f} s")
+        print(f"  line coverage per test     {cov:7.2f} s  ({cov / plain:.2f}x plain)  coverage.py")
+        if lines is not None:
+            print(f"  line map per test          {lines:7.2f} s  ({lines / plain:.2f}x plain)"
+                  f"  sys.monitoring")
+            same = sum(by_tracer["sysmon"].get(k) == v for k, v in reference.items())
+            for k, v in reference.items():
+                if by_tracer["sysmon"].get(k) != v:
+                    print(f"# differs {k}", file=sys.stderr)
+            print(f"  identical covering tests   {same}/{len(reference)} candidates of "
+                  f"{len(STRATEGIES)} strategies (sys.monitoring lines vs coverage.py)")
+        tracer = "sys.monitoring" if monitoring else "sys.setprofile"
+        print(f"  function map per test      {fun:7.2f} s  ({fun / plain:.2f}x plain)  {tracer}")
+        print(f"  identical covering tests   {same_calls}/{len(stubs)} stub-function candidates "
+              f"(functions entered vs lines)")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,11 @@ took in the forked children plus an equal part of the rest: collecting, importin
 Targeted seconds include building the task (materialization, leak scan, record); the
 "verification" line counts only the screen and the confirmation's fresh runs.
 
-    python bench/verify_cost.py [--package click==8.5.1] [--candidates 40] [--repeats 2]
+With --audit, every task the targeted pass emitted is then built again in audit mode
+(`verify.full_suite: true`: the whole suite in both states, compared with the targeted labels),
+outside the timed figures, and the bench prints how many agree.
+
+    python bench/verify_cost.py [--package click==8.5.1] [--candidates 40] [--repeats 2] [--audit]
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--sandbox", default="none")
     parser.add_argument("--cache", default=None)
+    parser.add_argument("--audit", action="store_true",
+                        help="then rebuild every emitted task in audit mode (untimed)")
     args = parser.parse_args()
 
     cache = cache_root(args.cache)
@@ -143,6 +149,20 @@ def main() -> None:
     print(f"ratio whole/verification     median {w_med / v_med:.1f}x  mean {w_mean / v_mean:.1f}x")
     print(f"label agreement              {agree}/{len(chosen)} ({100 * agree / len(chosen):.0f}%)")
     print(f"orchestration overhead       {overhead:.2f}x  (targeted wall / pytest-reported seconds)")
+    if args.audit:
+        tasks = [c for c in chosen if targeted[c.key]["status"] == "task"]
+        agreeing = 0
+        for c in tasks:
+            try:
+                record = make_task(source, strategy, c, screened=verdicts[c.key],
+                                   options=options, sandbox=box, cache=cache,
+                                   repeats=args.repeats, timeout=timeout, full_suite=True,
+                                   recipe_sha256="bench", seed=0)
+                agreeing += record["verification"]["audit"]["disagreements"] == 0
+            except Rejected as why:
+                print(f"# audit {c.symbol}: {why.reason}: {why.detail}", file=sys.stderr)
+        print(f"audit mode agrees            {agreeing}/{len(tasks)} tasks  "
+              f"(verify.full_suite: whole suite in both states)")
 
 
 if __name__ == "__main__":

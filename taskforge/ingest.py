@@ -70,7 +70,7 @@ def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandb
     log(f"{snapshot.name}: environment {env.key[:12]}; baseline ({max(2, repeats)} runs)")
     baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout)
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
-        f"{len(baseline.flaky)} flaky")
+        f"{len(baseline.flaky)} flaky (test map: {baseline.tracer})")
     project = PythonProject(snapshot.root, env.pythonpath)
     return IngestedSource(spec, snapshot, env, baseline, project, notes)
 

@@ -97,6 +97,7 @@ class Baseline:
     coverage: dict[str, dict[int, tuple[int, ...]]] = field(repr=False, default_factory=dict)
     # path -> lines executed by Python subprocesses the tests started (also in `coverage`)
     subprocess_lines: dict[str, tuple[int, ...]] = field(repr=False, default_factory=dict)
+    tracer: str = "coverage"  # what recorded `coverage`: coverage.py, or sysmon (3.12+)
 
     def tests_covering(self, path: str, lines: range) -> tuple[set[str], bool]:
         """Tests that executed any of `lines` of `path`, and whether they also ran at import time."""

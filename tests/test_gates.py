@@ -1,6 +1,7 @@
 """The verification gates, each proved on purpose-built code: a flaky test, a function a
 trivial body satisfies, a deletion that breaks an import, a test that covers nothing deleted,
-a function only a subprocess runs.
+a function only a subprocess runs. Each gate is proved with both test-map tracers: coverage.py
+(Python 3.11) and sys.monitoring (3.12+); the two must also record the very same map.
 """
 
 from __future__ import annotations
@@ -12,6 +13,15 @@ from conftest import make_project, run_cli, write_recipe
 
 import taskforge
 from taskforge.generate import Summary
+from taskforge.ingest import ingest
+from taskforge.model import SourceSpec
+from taskforge.sandbox import get_sandbox
+from taskforge.testing.runner import run_tests
+from taskforge.testing.testmap import MapProbe
+from taskforge.workspace import scratch_copy, scratch_dir
+
+# The test map's tracer follows the environment's Python: coverage.py before 3.12.
+TRACERS = {"coverage": "3.11", "sysmon": "3.12"}
 
 
 def gate_project(tmp_path: Path) -> Path:
@@ -26,6 +36,37 @@ def gate_project(tmp_path: Path) -> Path:
             build-backend = "setuptools.build_meta"
         """,
         "gates/__init__.py": "",
+        # Threads, a generator, a class body, a decorator: what a tracer can miss.
+        "gates/workers.py": """\
+            import threading
+
+
+            class Pool:
+                size = 2
+
+                @staticmethod
+                def double(x):
+                    return x * 2
+
+                def run(self, job, items):
+                    results = [None] * len(items)
+
+                    def work(i):
+                        results[i] = job(items[i])
+
+                    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(items))]
+                    for thread in threads:
+                        thread.start()
+                    for thread in threads:
+                        thread.join()
+                    return results
+
+
+            def countdown(n):
+                while n > 0:
+                    yield n
+                    n -= 1
+        """,
         "gates/core.py": """\
             def scale(values, factor):
                 \"\"\"Multiply every value by factor.\"\"\"
@@ -87,6 +128,7 @@ def gate_project(tmp_path: Path) -> Path:
 
             from gates.core import banner, bump, check_positive, scale
             from gates.squares import SQUARES
+            from gates.workers import Pool, countdown
 
             COUNTER = Path({str(counter)!r})
 
@@ -128,6 +170,14 @@ def gate_project(tmp_path: Path) -> Path:
                 assert sum(range(4)) == 6
 
 
+            def test_pool_in_threads():
+                assert Pool().run(Pool.double, [1, 2, 3]) == [2, 4, 6]
+
+
+            def test_countdown():
+                assert list(countdown(3)) == [3, 2, 1]
+
+
             def test_flaky_every_other_run():
                 # Fails on every other run of the suite: state kept outside the workspace.
                 assert bump(COUNTER) % 2 == 0
@@ -135,19 +185,47 @@ def gate_project(tmp_path: Path) -> Path:
     }, name="gates")
 
 
-@pytest.fixture(scope="module")
-def gate_run(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> tuple[Summary, list[dict]]:
+@pytest.fixture(scope="module", params=sorted(TRACERS))
+def gate_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+             tf_cache: Path) -> tuple[Summary, list[dict]]:
     tmp = tmp_path_factory.mktemp("gates")
     root = gate_project(tmp)
     recipe = write_recipe(tmp / "recipe.yaml", f"""\
         name: gates
         sources:
           - path: {root}
+            python: "{TRACERS[request.param]}"
         select: {{min_body_lines: 1}}
         sandbox: none
     """)
     summary = taskforge.generate(recipe, out=tmp / "out", cache=tf_cache)
     return summary, [t.record for t in taskforge.load_tasks(tmp / "out", cache=tf_cache)]
+
+
+def test_both_tracers_record_the_same_test_map(tmp_path: Path, tf_cache: Path) -> None:
+    """sys.monitoring's map equals coverage.py's line for line and test for test, on 3.12:
+    import-time lines, threads, a generator, a decorator, a subprocess, cached state."""
+    root = gate_project(tmp_path)
+    box = get_sandbox("none")
+    source = ingest(SourceSpec(kind="path", location=str(root), python=TRACERS["sysmon"]),
+                    cache=tf_cache, base_dir=tmp_path, sandbox=box, repeats=2, timeout=300)
+    assert source.baseline.tracer == "sysmon"
+    maps = {}
+    for tracer in TRACERS:
+        with scratch_copy(source.snapshot.root, tf_cache) as workspace, \
+                scratch_dir(tf_cache) as io:
+            probe = MapProbe(tracer, io / f"{tracer}.data")
+            run_tests(source.env, workspace, box, timeout=300, test_map=probe)
+            maps[tracer] = probe.read(workspace, source.baseline.tests)
+    lines, by_subprocesses = maps["sysmon"]
+    assert maps["sysmon"] == maps["coverage"]
+    tests = source.baseline.tests
+    worker = lines["gates/workers.py"]
+    in_thread = tests.index("tests/test_core.py::test_pool_in_threads")
+    assert in_thread in worker[15]  # results[i] = job(items[i]), in the threads
+    assert in_thread in worker[9]  # Pool.double, called in the threads
+    assert -1 in worker[1]  # imported before any test: the empty context
+    assert by_subprocesses["gates/core.py"]  # shout, in the child interpreter
 
 
 def by_symbol(records: list[dict]) -> dict[str, dict]:

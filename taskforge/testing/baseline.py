@@ -15,10 +15,10 @@ from taskforge.errors import UserError
 from taskforge.model import Baseline, Environment, Snapshot, TestRun
 from taskforge.sandbox import Sandbox
 from taskforge.testing.runner import run_tests
-from taskforge.testing.testmap import merge_test_maps, read_test_map
+from taskforge.testing.testmap import MapProbe, merge_test_maps, tracer_for
 from taskforge.workspace import scratch_copy, scratch_dir
 
-FORMAT = 3  # 3: subprocesses' coverage included; coverage of both orders merged
+FORMAT = 4  # 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+
 
 
 def baseline_key(snapshot: Snapshot, env: Environment, repeats: int, sandbox: str) -> str:
@@ -38,22 +38,23 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
         # Per-test coverage in both orders, merged: a test that only reuses what an earlier
         # test built (a cached object, a registry filled lazily) executes nothing in one
         # order, but builds it itself in the other.
-        measured: list[tuple[Path, Path]] = []
+        measured: list[tuple[MapProbe, Path]] = []
+        tracer = tracer_for(env.spec.python)
         for i in range(max(2, repeats)):
-            data_file = results / f"run{i}" / "coverage.db"
-            data_file.parent.mkdir()
+            probe = MapProbe(tracer, results / f"run{i}" / f"{tracer}.data")
+            probe.out.parent.mkdir()
             with scratch_copy(snapshot.root, cache, prefix="baseline-") as workspace:
                 run = run_tests(env, workspace, sandbox, timeout=timeout, reverse=(i == 1),
-                                coverage_file=data_file if i < 2 else None)
+                                test_map=probe if i < 2 else None)
                 if i < 2:
-                    measured.append((data_file, workspace))
+                    measured.append((probe, workspace))
             if run.timed_out:
                 raise UserError(f"{snapshot.source}: the test suite did not finish within "
                                 f"{timeout:.0f}s")
             runs.append(run)
         tests = tuple(sorted({t for r in runs for t in r.outcomes if not t.startswith("<")}))
         coverage, by_subprocesses = merge_test_maps(
-            [read_test_map(data_file, workspace, tests) for data_file, workspace in measured])
+            [probe.read(workspace, tests) for probe, workspace in measured])
     if not tests:
         raise UserError(f"{snapshot.source}: no tests found{_hint(runs)}")
     stable = tuple(t for t in tests if all(r.outcomes.get(t) == "passed" for r in runs))
@@ -67,7 +68,7 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
                         run_seconds=tuple(round(r.wall_seconds, 3) for r in runs),
                         durations={t: round(max(r.durations.get(t, 0.0) for r in runs), 4)
                                    for t in tests},
-                        coverage=coverage, subprocess_lines=by_subprocesses)
+                        coverage=coverage, subprocess_lines=by_subprocesses, tracer=tracer)
     write_json(path, _dump(baseline))
     return baseline
 

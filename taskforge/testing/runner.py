@@ -10,6 +10,7 @@ from pathlib import Path
 from taskforge.model import Environment, TestRun
 from taskforge.sandbox import Mounts, Sandbox
 from taskforge.testing.junit import parse_junit
+from taskforge.testing.testmap import MapProbe
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 PLUGIN = "taskforge_pytest_plugin"
@@ -34,7 +35,7 @@ def files_of(test_ids: Iterable[str]) -> list[str]:
 
 def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
               select: Iterable[str] | None = None, reverse: bool = False,
-              coverage_file: Path | None = None, extra_args: Sequence[str] = (),
+              test_map: MapProbe | None = None, extra_args: Sequence[str] = (),
               extra_env: Mapping[str, str] | None = None,
               writable: tuple[Path, ...] = ()) -> TestRun:
     """Run the suite (or only `select`) in `workspace`; results come from the JUnit XML.
@@ -60,13 +61,12 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
             argv += files_of(chosen)
         if reverse:
             variables["TASKFORGE_REVERSE"] = "1"
-        if coverage_file is not None:
-            variables["TASKFORGE_COVERAGE"] = str(coverage_file)
-            variables["TASKFORGE_COVER_ROOT"] = str(workspace)
+        if test_map is not None:
+            variables.update(test_map.variables(workspace))
             variables["PYTHONPATH"] = f"{SUBPROCESS_COVERAGE_DIR}:{variables['PYTHONPATH']}"
         mounts = Mounts(readonly=(env.venv, PLUGIN_DIR, SUBPROCESS_COVERAGE_DIR),
                         writable=(results, *writable,
-                                  *((coverage_file.parent,) if coverage_file else ())))
+                                  *((test_map.out.parent,) if test_map else ())))
         result = sandbox.exec(argv, workspace=workspace, env=variables, timeout=timeout,
                               mounts=mounts)
         outcomes, pytest_seconds, durations = parse_junit(junit)

@@ -1,7 +1,16 @@
-"""Per-test line coverage: which tests executed which lines, read from a coverage data file."""
+"""Per-test line coverage: which tests executed which lines.
+
+Two tracers give the same map. coverage.py (one dynamic context per test) is the reference and
+the cheapest before Python 3.12; on 3.12+ sys.monitoring reports each line once per test
+(`pytest_plugin/taskforge_tracer.py`), which costs far less than coverage.py's line tracing
+there (its own sys.monitoring core cannot switch contexts): `bench/testmap_cost.py` measures
+both, and that every candidate gets the same covering tests from either.
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import coverage
@@ -11,7 +20,65 @@ import coverage
 TestMap = tuple[dict[str, dict[int, tuple[int, ...]]], dict[str, tuple[int, ...]]]
 
 
-def read_test_map(data_file: Path, workspace: Path, tests: tuple[str, ...]) -> TestMap:
+def tracer_for(python: str) -> str:
+    """The test map's tracer for an environment's Python ("3.12" -> "sysmon")."""
+    major, minor = (int(part) for part in python.split(".")[:2])
+    return "sysmon" if (major, minor) >= (3, 12) else "coverage"
+
+
+@dataclass(frozen=True)
+class MapProbe:
+    """Where and how one test run records its test map: `out` is the coverage data file or
+    the tracer's JSON file; Python subprocesses the tests start write siblings of it."""
+
+    tracer: str
+    out: Path
+
+    def variables(self, workspace: Path) -> dict[str, str]:
+        """Environment variables that switch the measurement on (our pytest plugin and the
+        subprocess start-up hook read them)."""
+        name = "TASKFORGE_COVERAGE" if self.tracer == "coverage" else "TASKFORGE_TRACE"
+        return {name: str(self.out), "TASKFORGE_COVER_ROOT": str(workspace)}
+
+    def read(self, workspace: Path, tests: tuple[str, ...]) -> TestMap:
+        if self.tracer == "coverage":
+            return read_coverage_map(self.out, workspace, tests)
+        return read_trace_map(self.out, workspace, tests)
+
+
+def read_trace_map(trace_file: Path, workspace: Path, tests: tuple[str, ...]) -> TestMap:
+    """The same map as `read_coverage_map`, from the sys.monitoring tracer's JSON files
+    (`<trace file>` and one `<trace file>.<pid>.json` per measured subprocess)."""
+    if not trace_file.exists():
+        return {}, {}
+    root = workspace.resolve()
+    index = {test_id: i for i, test_id in enumerate(tests)}
+    lines: dict[str, dict[int, set[int]]] = {}
+    by_subprocesses: dict[str, set[int]] = {}
+    relative: dict[str, str | None] = {}
+    parts = [trace_file, *sorted(trace_file.parent.glob(trace_file.name + ".*.json"))]
+    for part in parts:
+        for context, files in json.loads(part.read_text(encoding="utf-8")).items():
+            idx = index.get(context, -1) if context else -1
+            if context and idx < 0:
+                continue  # a context that is no test of the suite
+            for filename, numbers in files.items():
+                if filename not in relative:
+                    relative[filename] = _relative(filename, root)
+                rel = relative[filename]
+                if rel is None:
+                    continue
+                by_line = lines.setdefault(rel, {})
+                for line in numbers:
+                    by_line.setdefault(line, set()).add(idx)
+                if part is not trace_file:
+                    by_subprocesses.setdefault(rel, set()).update(numbers)
+    return merge_test_maps([({p: {ln: tuple(ids) for ln, ids in by_line.items()}
+                              for p, by_line in lines.items()},
+                             {p: tuple(covered) for p, covered in by_subprocesses.items()})])
+
+
+def read_coverage_map(data_file: Path, workspace: Path, tests: tuple[str, ...]) -> TestMap:
     """path (workspace-relative) -> line -> indexes into `tests` (-1 for the empty context),
     and path -> the lines that Python subprocesses started by tests executed.
 
@@ -29,8 +96,9 @@ def read_test_map(data_file: Path, workspace: Path, tests: tuple[str, ...]) -> T
         part.read()
         for filename in part.measured_files():
             rel = _relative(filename, root)
-            if rel is not None:
-                lines = set(by_subprocesses.get(rel, ())) | set(part.lines(filename) or ())
+            # coverage.py lists the source tree's unexecuted files too, without lines
+            if rel is not None and part.lines(filename):
+                lines = set(by_subprocesses.get(rel, ())) | set(part.lines(filename))
                 by_subprocesses[rel] = tuple(sorted(lines))
         data.update(part)
     index = {test_id: i for i, test_id in enumerate(tests)}

@@ -36,19 +36,23 @@ class Tracer:
         self.context = context
         self.current: dict[str, set[int]] = {}
         self.data: dict[str, dict[str, set[int]]] = {context: self.current}
-        self.mine: dict[object, bool] = {}  # code object -> under the root
-        self.enabled: set[object] = set()  # code objects whose LINE events are on
+        # Keyed by id: equal code objects (same body at the same line) can live in two files.
+        # Every code object seen is kept alive, so no id is reused.
+        self.mine: dict[int, bool] = {}  # id(code) -> under the root
+        self.seen: list[object] = []
+        self.enabled: set[int] = set()  # ids of code objects whose LINE events are on
         self.monitoring = getattr(sys, "monitoring", None)
         self.tool: int | None = None
         if lines and self.monitoring is None:
             raise RuntimeError("line tracing needs sys.monitoring (Python 3.12+)")
 
     def _is_mine(self, code) -> bool:
-        mine = self.mine.get(code)
+        mine = self.mine.get(id(code))
         if mine is None:
             filename = code.co_filename
-            mine = self.mine[code] = (not filename.startswith("<")
-                                      and os.path.realpath(filename).startswith(self.root))
+            mine = self.mine[id(code)] = (not filename.startswith("<")
+                                          and os.path.realpath(filename).startswith(self.root))
+            self.seen.append(code)
         return mine
 
     def start(self) -> None:
@@ -71,8 +75,8 @@ class Tracer:
         def on_start(code, offset):
             if self._is_mine(code):
                 if self.lines:
-                    if code not in self.enabled:
-                        self.enabled.add(code)
+                    if id(code) not in self.enabled:
+                        self.enabled.add(id(code))
                         set_local_events(tool, code, line_event)
                 else:
                     self.current.setdefault(code.co_filename, set()).add(code.co_firstlineno)
@@ -111,8 +115,9 @@ class Tracer:
         elif self.tool is not None:
             mon = self.monitoring
             mon.set_events(self.tool, 0)
-            for code in self.enabled:
-                mon.set_local_events(self.tool, code, 0)
+            for code in self.seen:
+                if id(code) in self.enabled:
+                    mon.set_local_events(self.tool, code, 0)
             mon.register_callback(self.tool, mon.events.PY_START, None)
             mon.register_callback(self.tool, mon.events.LINE, None)
             mon.free_tool_id(self.tool)

@@ -269,6 +269,7 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
                                    cache=cache, repeats=recipe.verify.repeats,
                                    timeout=timeout,
                                    full_suite=recipe.verify.full_suite,
+                                   allow_collection_breaks=recipe.verify.allow_collection_breaks,
                                    recipe_sha256=recipe.sha256, seed=seed)
                 return {"key": journal_key(candidate), "status": "emitted", "record": record}
             except Rejected as why:

@@ -20,6 +20,9 @@ class VerifyOptions:
     repeats: int = 2
     timeout_s: float = 300.0
     full_suite: bool = False
+    # A deletion that breaks collection becomes a task whose uncollected tests are FAIL_TO_PASS
+    # (recorded as `verification.collateral`) instead of a `collection-breaks` rejection.
+    allow_collection_breaks: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ SOURCE_KEYS = {"path", "git", "pypi", "ref", "install", "test_command", "python"
 SELECT_KEYS = {"min_covering_tests", "min_body_lines", "max_tasks_per_source", "licenses",
                "max_source_mb", "lines", "min_lines", "max_lines", "symbols"}
 TASK_KEYS = {"tests_visible", "keep_docstrings", "broken_imports", "statement"}
-VERIFY_KEYS = {"repeats", "timeout_s", "full_suite"}
+VERIFY_KEYS = {"repeats", "timeout_s", "full_suite", "allow_collection_breaks"}
 
 
 def load_recipe(path: str | Path) -> Recipe:
@@ -121,7 +124,9 @@ def load_recipe(path: str | Path) -> Recipe:
     ver = c.mapping(top.get("verify"), "verify", VERIFY_KEYS)
     verify = VerifyOptions(repeats=c.typed(ver, "repeats", "verify", int, 2),
                            timeout_s=float(c.typed(ver, "timeout_s", "verify", (int, float), 300)),
-                           full_suite=c.typed(ver, "full_suite", "verify", bool, False))
+                           full_suite=c.typed(ver, "full_suite", "verify", bool, False),
+                           allow_collection_breaks=c.typed(ver, "allow_collection_breaks",
+                                                           "verify", bool, False))
     if verify.repeats < 1:
         raise c.fail("verify.repeats", "must be at least 1")
     sandbox = c.typed(top, "sandbox", "", str, "auto")

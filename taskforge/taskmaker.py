@@ -24,7 +24,7 @@ from taskforge.sanitize import fingerprint_workspace, sanitize_and_scan, tracked
 from taskforge.statement import problem_statement, quotes_body
 from taskforge.testing.bytecode import seed_bytecode, snapshot_bytecode
 from taskforge.testing.runner import run_tests
-from taskforge.verify import audit_labels, check_collection, check_labels, label_tests
+from taskforge.verify import audit_labels, check_labels, collection_breaks, label_tests
 from taskforge.verify.screen import ScreenJob, ScreenResult, screen
 from taskforge.workspace import scratch_dir
 
@@ -238,12 +238,14 @@ def verification_workspace(source: IngestedSource, deletion_patch: str, changed:
 def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, *,
               screened: Screened, options: TaskOptions, sandbox: Sandbox, cache: Path,
               repeats: int, timeout: float, full_suite: bool, recipe_sha256: str,
-              seed: int) -> dict[str, Any]:
+              seed: int, allow_collection_breaks: bool = False) -> dict[str, Any]:
     """Confirm one candidate on its real, materialized workspace and build its record.
 
     After a screen, one fresh task-state run confirms it (the screen's runs supply the
     other repeats, and the screen's run of the original code the reference); without one,
-    the whole protocol runs `repeats` times here.
+    the whole protocol runs `repeats` times here. A deletion that breaks collection is
+    rejected, or with `allow_collection_breaks` recorded as collateral: the tests that no
+    longer collect fail in the task state like any other FAIL_TO_PASS test.
     """
     deletion = strategy.apply(source.project, candidate, options)
     originals = {p: source.project.text(p) for p in deletion.new_texts}
@@ -258,9 +260,17 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         # Fingerprints of the deleted code against the task tree (bytecode aside), before
         # any test runs in it.
         fingerprints = fingerprint_workspace(workspace, originals)
+        collateral = {"allowed": allow_collection_breaks, "collection_errors": [],
+                      "uncollected": []}
         if candidate.import_time:
-            check_collection(workspace, source.baseline.tests, source.env, sandbox,
-                             timeout=timeout)
+            errors, missing = collection_breaks(workspace, source.baseline.tests, source.env,
+                                                sandbox, timeout=timeout)
+            if (errors or missing) and not allow_collection_breaks:
+                raise Rejected("collection-breaks", (errors or missing)[0])
+            if not set(source.baseline.stable) - set(missing):
+                raise Rejected("collection-breaks", "no stable test collects any more")
+            collateral.update(collection_errors=[e.split("::", 1)[-1] for e in errors],
+                              uncollected=missing)
         # The reference state is the original tree: once the screen has run FAIL_TO_PASS on
         # the original code, the confirmation only proves that `patch` restores it byte for
         # byte (the baseline ran every stable test on it, `repeats` times in two orders).
@@ -344,6 +354,7 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
                        "seconds": round(screened.seconds, 3),
                        "pytest_seconds": round(screened.pytest_seconds, 3)},
             "collection_checked": candidate.import_time,
+            "collateral": collateral,
             "null_solutions": {NULL_BODIES[b]: c for b, c in nulls.items()},
             "audit": audit,
             "runs": labels.runs,

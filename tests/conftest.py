@@ -72,6 +72,13 @@ def stderr_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
     return [ln for ln in proc.stderr.splitlines() if ln.strip() and SANDBOX_WARNING not in ln]
 
 
+def apply_patch(workspace: Path, patch: str) -> None:
+    """Apply a record's patch with the real git CLI, as an agent or harness would."""
+    proc = subprocess.run(["git", "apply", "-"], cwd=workspace, input=patch, text=True,
+                          capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 def write_recipe(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text))

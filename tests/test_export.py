@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, stderr_lines
+from conftest import apply_patch, run_cli, stderr_lines
 from test_shards import sample_output
 
 import taskforge
@@ -38,12 +38,6 @@ def harbor(out: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return dest
 
 
-def git_apply(directory: Path, patch: str) -> None:
-    proc = subprocess.run(["git", "apply", "-"], input=patch, cwd=directory, text=True,
-                          capture_output=True)
-    assert proc.returncode == 0, proc.stderr
-
-
 def test_swebench_instances_have_the_fields_and_string_test_lists(out: Path, tmp_path: Path) -> None:
     dest = tmp_path / "swebench.jsonl"
     proc = run_cli("export", str(out), "--format", "swebench", "--out", str(dest), cwd=tmp_path)
@@ -62,9 +56,9 @@ def test_swebench_instances_have_the_fields_and_string_test_lists(out: Path, tmp
     tree = tmp_path / "tree"
     shutil.copytree(task.snapshot_root(), tree)
     original = {p: p.read_bytes() for p in tree.rglob("*.py")}
-    git_apply(tree, instances[0]["deletion_patch"])
+    apply_patch(tree, instances[0]["deletion_patch"])
     assert {p: p.read_bytes() for p in tree.rglob("*.py")} != original
-    git_apply(tree, instances[0]["patch"])
+    apply_patch(tree, instances[0]["patch"])
     assert {p: p.read_bytes() for p in tree.rglob("*.py")} == original
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_project, run_cli, write_recipe
+from conftest import apply_patch, make_project, run_cli, write_recipe
 
 import taskforge
 from taskforge.generate import Summary
@@ -128,7 +128,6 @@ def gate_project(tmp_path: Path) -> Path:
 
             from gates.core import banner, bump, check_positive, scale
             from gates.squares import SQUARES
-            from gates.workers import Pool, countdown
 
             COUNTER = Path({str(counter)!r})
 
@@ -170,17 +169,21 @@ def gate_project(tmp_path: Path) -> Path:
                 assert sum(range(4)) == 6
 
 
+            def test_flaky_every_other_run():
+                # Fails on every other run of the suite: state kept outside the workspace.
+                assert bump(COUNTER) % 2 == 0
+        """,
+        # Collects whatever becomes of gates.squares.
+        "tests/test_workers.py": """\
+            from gates.workers import Pool, countdown
+
+
             def test_pool_in_threads():
                 assert Pool().run(Pool.double, [1, 2, 3]) == [2, 4, 6]
 
 
             def test_countdown():
                 assert list(countdown(3)) == [3, 2, 1]
-
-
-            def test_flaky_every_other_run():
-                # Fails on every other run of the suite: state kept outside the workspace.
-                assert bump(COUNTER) % 2 == 0
         """,
     }, name="gates")
 
@@ -221,7 +224,7 @@ def test_both_tracers_record_the_same_test_map(tmp_path: Path, tf_cache: Path) -
     assert maps["sysmon"] == maps["coverage"]
     tests = source.baseline.tests
     worker = lines["gates/workers.py"]
-    in_thread = tests.index("tests/test_core.py::test_pool_in_threads")
+    in_thread = tests.index("tests/test_workers.py::test_pool_in_threads")
     assert in_thread in worker[15]  # results[i] = job(items[i]), in the threads
     assert in_thread in worker[9]  # Pool.double, called in the threads
     assert -1 in worker[1]  # imported before any test: the empty context
@@ -311,3 +314,39 @@ def test_audit_mode_runs_the_whole_suite_and_agrees(tmp_path: Path, tf_cache: Pa
     proc = run_cli("verify", str(out), "--full-suite", "--sandbox", "none", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"{len(records)} verified, 0 failed" in proc.stdout + proc.stderr
+
+
+def test_a_collection_break_the_recipe_allows_is_recorded_as_collateral(
+        tmp_path: Path, tf_cache: Path) -> None:
+    """`verify.allow_collection_breaks: true`: stubbing build_table breaks the import of
+    tests/test_core.py; instead of a rejection, its uncollected tests are FAIL_TO_PASS and the
+    record names them. Grading needs the feature back for them to pass."""
+    root = gate_project(tmp_path)
+    recipe = write_recipe(tmp_path / "recipe.yaml", f"""\
+        name: gates-collateral
+        sources:
+          - path: {root}
+        select: {{min_body_lines: 1}}
+        verify: {{allow_collection_breaks: true}}
+        sandbox: none
+    """)
+    out = tmp_path / "out"
+    summary = taskforge.generate(recipe, out=out, cache=tf_cache)
+    assert "collection-breaks" not in summary.rejections
+    tasks = {t.record["deleted"][0]["symbol"]: t for t in taskforge.load_tasks(out, cache=tf_cache)}
+    task = tasks["gates.core.build_table"]
+    collateral = task.record["verification"]["collateral"]
+    assert collateral["allowed"] is True
+    assert collateral["collection_errors"] == ["tests/test_core.py"]
+    assert "tests/test_core.py::test_scale" in collateral["uncollected"]
+    assert "tests/test_workers.py::test_countdown" in task.record["PASS_TO_PASS"]
+    stable_uncollected = set(collateral["uncollected"]) - {
+        "tests/test_core.py::test_flaky_every_other_run"}
+    assert stable_uncollected <= set(task.record["FAIL_TO_PASS"])
+    for other in tasks.values():  # one record shape for every task
+        assert set(other.record["verification"]["collateral"]) == {
+            "allowed", "collection_errors", "uncollected"}
+    assert task.grade(task.materialize(tmp_path / "ws0")).reward == 0.0
+    ws = task.materialize(tmp_path / "ws1")
+    apply_patch(ws, task.record["patch"])
+    assert task.grade(ws).reward == 1.0

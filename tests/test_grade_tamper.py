@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import make_project, write_recipe
+from conftest import apply_patch, make_project, write_recipe
 from test_sandbox import require
 
 import taskforge
@@ -437,7 +437,7 @@ def test_attack_scores_zero_and_is_named(task: taskforge.Task, bwrap: Sandbox, t
 def test_the_reference_scores_one_and_reports_nothing(task: taskforge.Task, bwrap: Sandbox,
                                                       tmp_path: Path) -> None:
     ws = fresh(task, tmp_path)
-    apply_reference(ws, task.record["patch"])
+    apply_patch(ws, task.record["patch"])
     result = task.grade(ws, sandbox=bwrap)
     assert (result.reward, result.resolved, result.tampered) == (1.0, True, ())
     assert set(result.passed) == set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"])
@@ -495,7 +495,7 @@ def test_under_docker_too(task: taskforge.Task, tmp_path: Path,
                           attack: Callable[[Path], None]) -> None:
     docker = require("docker")
     ws = fresh(task, tmp_path / "reference")
-    apply_reference(ws, task.record["patch"])
+    apply_patch(ws, task.record["patch"])
     assert task.grade(ws, sandbox=docker).reward == 1.0
     ws = fresh(task, tmp_path / "attack")
     attack(ws)
@@ -517,12 +517,6 @@ def test_cli_grade_reports_mode_and_tampering(task: taskforge.Task, bwrap: Sandb
     result = json.loads(proc.stdout)
     assert result["reward"] == 0.5
     assert result["tampered"] == ["added conftest.py"]
-
-
-def apply_reference(ws: Path, patch: str) -> None:
-    proc = subprocess.run(["git", "apply", "-"], cwd=ws, input=patch, capture_output=True,
-                          text=True)
-    assert proc.returncode == 0, proc.stderr
 
 
 def test_single_file_suites_are_restored_like_any_test_file() -> None:

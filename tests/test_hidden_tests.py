@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import make_project, run_cli, write_recipe
+from conftest import apply_patch, make_project, run_cli, write_recipe
 
 import taskforge
 from taskforge.export import export_tasks
@@ -118,12 +117,6 @@ def tasks(run: tuple[Summary, Path]) -> taskforge.TaskSet:
     return taskforge.load_tasks(run[1])
 
 
-def git_apply(workspace: Path, patch: str) -> None:
-    proc = subprocess.run(["git", "apply", "-"], cwd=workspace, input=patch, text=True,
-                          capture_output=True)
-    assert proc.returncode == 0, proc.stderr
-
-
 def hidden_files(record: dict) -> set[str]:
     return {test_id.split("::")[0] for test_id in record["FAIL_TO_PASS"]}
 
@@ -150,7 +143,7 @@ def test_workspace_lacks_the_hidden_tests_and_test_patch_restores_them(
         hidden = hidden_files(task.record)
         assert hidden and not any((ws / path).exists() for path in hidden)
         assert (ws / OTHER_TESTS).is_file()
-        git_apply(ws, task.record["test_patch"])
+        apply_patch(ws, task.record["test_patch"])
         for path in hidden:
             assert (ws / path).read_bytes() == (project / path).read_bytes(), path
             assert stat.S_IMODE((ws / path).stat().st_mode) & 0o111 == \
@@ -168,7 +161,7 @@ def test_grade_restores_hidden_tests_without_calling_it_tampering(tasks: taskfor
     assert start.tampered == ()
 
     solved = task.materialize(tmp_path / "solved")
-    git_apply(solved, task.record["patch"])
+    apply_patch(solved, task.record["patch"])
     result = task.grade(solved, sandbox="none")
     assert result.reward == 1.0
     assert result.tampered == ()
@@ -185,11 +178,11 @@ def test_leak_scan_does_not_take_hidden_tests_for_deleted_code(run: tuple[Summar
     for n, task in enumerate(tasks):
         assert task.record["sanitizer"]["leak_scan"]["clean"] is True
         ws = task.materialize(tmp_path / f"ws{n}")
-        git_apply(ws, task.record["test_patch"])
+        apply_patch(ws, task.record["test_patch"])
         proc = run_cli("scan", str(out), task.instance_id, str(ws), cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         # The deleted code itself is still found: the scan did not just go blind.
-        git_apply(ws, task.record["patch"])
+        apply_patch(ws, task.record["patch"])
         assert run_cli("scan", str(out), task.instance_id, str(ws), cwd=tmp_path).returncode == 1
 
 

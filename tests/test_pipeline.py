@@ -8,11 +8,10 @@ import hashlib
 import json
 import re
 import statistics
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, git, make_project, run_cli, write_recipe
+from conftest import REPO_ROOT, apply_patch, git, make_project, run_cli, write_recipe
 
 import taskforge
 from taskforge.generate import Summary
@@ -205,13 +204,6 @@ def load(out: Path, symbol: str) -> taskforge.Task:
         if task.record["deleted"][0]["symbol"] == symbol:
             return task
     raise AssertionError(f"no task deletes {symbol}")
-
-
-def apply_patch(workspace: Path, patch: str) -> None:
-    (workspace.parent / "reference.patch").write_text(patch)
-    proc = subprocess.run(["git", "apply", str(workspace.parent / "reference.patch")],
-                          cwd=workspace, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
 
 
 # ------------------------------------------------------------------ generation

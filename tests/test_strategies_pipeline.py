@@ -9,11 +9,10 @@ the reference 1.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import make_project, write_recipe
+from conftest import apply_patch, make_project, write_recipe
 
 import taskforge
 from taskforge.curriculum import structural
@@ -250,8 +249,7 @@ def test_grading_removed_code(run: tuple[Summary, Path], tmp_path: Path, strateg
     task = taskforge.load_tasks(run[1]).by_id(instance_id)
     workspace = task.materialize(tmp_path / "ws")
     assert task.grade(workspace).reward == 0.0
-    subprocess.run(["git", "apply", "-"], cwd=workspace, input=task.record["patch"].encode(),
-                   check=True)
+    apply_patch(workspace, task.record["patch"])
     result = task.grade(workspace)
     assert result.reward == 1.0, result
 

@@ -50,9 +50,11 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         home.mkdir()
         # --tb=line: results come from the XML, and long tracebacks of hundreds of failing
         # tests in a task state cost more than the tests themselves.
+        # --continue-on-collection-errors: a module that fails to import costs its own tests,
+        # not the whole run (a deletion's collateral, one broken file in a real suite).
         argv = [*test_argv(env), "-p", PLUGIN, "-p", "no:cacheprovider",
                 f"--junitxml={junit}", f"--rootdir={workspace}", "-q", "--tb=line",
-                *extra_args]
+                "--continue-on-collection-errors", *extra_args]
         variables = {**environment_variables(env, workspace, home), **(extra_env or {})}
         if select is not None:
             chosen = sorted(set(select))

@@ -3,11 +3,17 @@
 from taskforge.verify.protocol import (
     Labels,
     audit_labels,
-    check_collection,
     check_labels,
     collected_ids,
+    collection_breaks,
     label_tests,
 )
 
-__all__ = ["Labels", "audit_labels", "check_collection", "check_labels", "collected_ids",
-           "label_tests"]
+__all__ = [
+    "Labels",
+    "audit_labels",
+    "check_labels",
+    "collected_ids",
+    "collection_breaks",
+    "label_tests",
+]

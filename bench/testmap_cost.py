@@ -22,7 +22,7 @@ from taskforge.ingest import ingest
 from taskforge.model import Baseline, SourceSpec
 from taskforge.sandbox import get_sandbox
 from taskforge.testing.runner import run_tests
-from taskforge.testing.testmap import MapProbe, merge_test_maps
+from taskforge.testing.testmap import MapProbe, merge_test_maps, tracer_for
 from taskforge.workspace import scratch_copy, scratch_dir
 
 
@@ -75,7 +75,7 @@ def main() -> None:
         source = ingest(SourceSpec(kind="pypi", location=args.package, python=python),
                         cache=cache, base_dir=Path.cwd(), sandbox=box, repeats=2, timeout=1800,
                         log=lambda m: print(f"# {m}", file=sys.stderr))
-        monitoring = tuple(int(p) for p in python.split(".")[:2]) >= (3, 12)
+        monitoring = tracer_for(python) == "sysmon"
         plain, _ = timed_run(source, box, cache, "plain")
         cov, cov_map = timed_run(source, box, cache, "coverage")
         fun, calls = timed_run(source, box, cache, "functions")
@@ -92,8 +92,8 @@ def main() -> None:
                 source.baseline, coverage=coverage, subprocess_lines=by_subprocesses))
         reference = by_tracer["coverage"]
         stable = set(source.baseline.stable)
-        stubs = [c for c in get_strategy("stub-function").candidates(
-            source.project, source.baseline, SelectOptions(min_covering_tests=0))]
+        stubs = get_strategy("stub-function").candidates(source.project, source.baseline,
+                                                         SelectOptions(min_covering_tests=0))
         same_calls = 0
         for c in stubs:
             (path, line, _name), = c.targets

@@ -265,10 +265,11 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         if candidate.import_time:
             errors, missing = collection_breaks(workspace, source.baseline.tests, source.env,
                                                 sandbox, timeout=timeout)
-            if (errors or missing) and not allow_collection_breaks:
-                raise Rejected("collection-breaks", (errors or missing)[0])
-            if not set(source.baseline.stable) - set(missing):
-                raise Rejected("collection-breaks", "no stable test collects any more")
+            if errors or missing:
+                if not allow_collection_breaks:
+                    raise Rejected("collection-breaks", (errors or missing)[0])
+                if not set(source.baseline.stable) - set(missing):
+                    raise Rejected("collection-breaks", "no stable test collects any more")
             collateral.update(collection_errors=[e.split("::", 1)[-1] for e in errors],
                               uncollected=missing)
         # The reference state is the original tree: once the screen has run FAIL_TO_PASS on

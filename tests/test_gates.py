@@ -17,7 +17,7 @@ from taskforge.ingest import ingest
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
 from taskforge.testing.runner import run_tests
-from taskforge.testing.testmap import MapProbe
+from taskforge.testing.testmap import MapProbe, tracer_for
 from taskforge.workspace import scratch_copy, scratch_dir
 
 # The test map's tracer follows the environment's Python: coverage.py before 3.12.
@@ -191,6 +191,7 @@ def gate_project(tmp_path: Path) -> Path:
 @pytest.fixture(scope="module", params=sorted(TRACERS))
 def gate_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
              tf_cache: Path) -> tuple[Summary, list[dict]]:
+    assert tracer_for(TRACERS[request.param]) == request.param
     tmp = tmp_path_factory.mktemp("gates")
     root = gate_project(tmp)
     recipe = write_recipe(tmp / "recipe.yaml", f"""\

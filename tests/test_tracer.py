@@ -11,13 +11,14 @@ from pathlib import Path
 
 from taskforge.env.pythons import available_interpreters
 from taskforge.testing.runner import PLUGIN_DIR
+from taskforge.testing.testmap import tracer_for
 
 
 def monitoring_python() -> str:
     """An interpreter with sys.monitoring (pyenv's on this machine kind): its absence is a
     failure, never a skip, since environments on 3.12+ depend on this tracer."""
     found = [path for version, path in available_interpreters()
-             if tuple(int(p) for p in version.split(".")[:2]) >= (3, 12)]
+             if tracer_for(version) == "sysmon"]
     assert found, "no Python 3.12+ interpreter on this machine"
     return found[0]
 

@@ -48,7 +48,7 @@ class MapProbe:
 
 def read_trace_map(trace_file: Path, workspace: Path, tests: tuple[str, ...]) -> TestMap:
     """The same map as `read_coverage_map`, from the sys.monitoring tracer's JSON files
-    (`<trace file>` and one `<trace file>.<pid>.json` per measured subprocess)."""
+    (`<trace file>` and one `<trace file>.<pid>.<random>.json` per measured subprocess)."""
     if not trace_file.exists():
         return {}, {}
     root = workspace.resolve()

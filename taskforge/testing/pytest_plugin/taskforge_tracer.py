@@ -33,7 +33,6 @@ class Tracer:
     def __init__(self, root: str, *, lines: bool = True, context: str = "") -> None:
         self.root = os.path.realpath(root) + os.sep
         self.lines = lines
-        self.context = context
         self.current: dict[str, set[int]] = {}
         self.data: dict[str, dict[str, set[int]]] = {context: self.current}
         # Keyed by id: equal code objects (same body at the same line) can live in two files.
@@ -103,7 +102,6 @@ class Tracer:
 
     def switch(self, context: str) -> None:
         """Attribute what runs from now on to `context` (a test's node id)."""
-        self.context = context
         self.current = self.data.setdefault(context, {})
         if self.monitoring is not None:
             self.monitoring.restart_events()

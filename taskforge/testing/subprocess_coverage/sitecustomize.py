@@ -7,8 +7,8 @@ module at start-up; other runs never see it (it would shadow a project's own sit
 does nothing until a test is running (our pytest plugin sets TASKFORGE_TEST_CONTEXT to the node
 id when each test starts). Then the subprocess's lines are recorded under that test's id, by
 the run's tracer: coverage.py into a parallel data file (TASKFORGE_COVERAGE), or
-sys.monitoring into `<TASKFORGE_TRACE>.<pid>.<random>.json`. The baseline combines them with the main
-process's map: a function reached only through a subprocess
+sys.monitoring into `<TASKFORGE_TRACE>.<pid>.<random>.json`. The baseline combines them with
+the main process's map: a function reached only through a subprocess
 (`subprocess.run([sys.executable, "-c", ...])`) still has its covering test.
 """
 

@@ -11,6 +11,13 @@ and pass: a skip, an xfail, a missing id or an early exit is a failure.
 reward (the tests run without them); what the solution's code does inside the test process
 (pytest internals, test code, the results file, planted bytecode) cannot be undone, so it
 makes the reward 0.
+
+The report itself is not taken on trust (`checks=True`, the default): canaries whose outcome
+the grader knows run in the same session (taskforge.grading.canaries), and an observer started
+before any project code compares the runner with a snapshot and records what each test raised,
+over a signed channel (taskforge.grading.integrity). A wrong canary, a changed runner, a test
+the XML calls passed that raised, or a channel missing or garbled makes the reward 0.
+`checks=False` grades as before (bench/grade_latency.py's baseline).
 """
 
 from __future__ import annotations
@@ -29,8 +36,10 @@ from taskforge.grading.files import (
     restore_protected,
     tree_files,
 )
+from taskforge.grading.canaries import canary_findings, plant_canaries
 from taskforge.grading.findings import Finding
 from taskforge.grading.installed import installed_modules, pytest_plugins
+from taskforge.grading.integrity import channel_findings, new_key, read_channel
 from taskforge.grading.static import scan_solution
 from taskforge.model import Environment, GradeResult, TestRun
 from taskforge.patches import created_files
@@ -50,9 +59,11 @@ def _snapshot_files(root: Path) -> frozenset[str]:
 
 def grade_workspace(record: dict[str, Any], solution: Path, snapshot_root: Path,
                     env: Environment, sandbox: Sandbox, cache: Path,
-                    timeout: float = 300.0, mode: Mode = "binary") -> GradeResult:
+                    timeout: float = 300.0, mode: Mode = "binary",
+                    checks: bool = True) -> GradeResult:
     """Grade `solution` (left untouched). `mode="fraction"`: the share of FAIL_TO_PASS that
-    passes when every PASS_TO_PASS test passes, else 0."""
+    passes when every PASS_TO_PASS test passes, else 0. `checks=False`: no canaries and no
+    integrity observer (only to measure what they cost)."""
     if mode not in MODES:
         raise UserError(f"grade mode {mode!r}: unknown; choose one of {', '.join(MODES)}")
     start = time.monotonic()
@@ -70,17 +81,27 @@ def grade_workspace(record: dict[str, Any], solution: Path, snapshot_root: Path,
         changed = sorted(rel for rel in files if rel.endswith(".py") and not is_protected(rel)
                          and _differs(copy / rel, snapshot_root / rel))
         findings = scan_solution(copy, snapshot_root, changed)
+        canaries = plant_canaries(copy, expected) if checks else []
         audit = scratch / "audit"
         audit.mkdir()
         (audit / "solution.txt").write_text("".join(f"{rel}\n" for rel in changed))
         (audit / "protected.txt").write_text(
-            "".join(f"{rel}\n" for rel in sorted(files) if is_protected(rel)))
-        run = run_tests(env, copy, sandbox, timeout=timeout, select=expected,
-                        extra_env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                                   "TASKFORGE_PLUGINS": ",".join(pytest_plugins(env.venv)),
-                                   "TASKFORGE_AUDIT": str(audit)},
-                        writable=(audit,))
+            "".join(f"{rel}\n" for rel in sorted(tree_files(copy)) if is_protected(rel)))
+        variables = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                     "TASKFORGE_PLUGINS": ",".join(pytest_plugins(env.venv)),
+                     "TASKFORGE_AUDIT": str(audit)}
+        if checks:
+            key = new_key(audit)
+            variables["TASKFORGE_INTEGRITY"] = str(audit)
+        selected = expected + [c.node_id for c in canaries]
+        run = run_tests(env, copy, sandbox, timeout=timeout, select=selected,
+                        extra_env=variables, writable=(audit,))
         findings += _runtime_findings(audit / "findings.jsonl", run)
+        if checks and not run.timed_out:
+            channel = read_channel(audit, key)
+            findings += channel_findings(channel, run.outcomes, selected)
+            findings += canary_findings(canaries, run.outcomes,
+                                        None if channel.broken else channel.raised)
     disqualified = any(f.disqualifies for f in findings)
     passed = tuple(t for t in expected if run.outcomes.get(t) == "passed")
     failed = tuple(t for t in expected if run.outcomes.get(t) in ("failed", "skipped"))

@@ -119,6 +119,8 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_addhooks(pluginmanager):
+    if _observer is not None and not pluginmanager.is_registered(_observer):
+        pluginmanager.register(_observer, "taskforge-integrity")
     for name in filter(None, os.environ.get("TASKFORGE_PLUGINS", "").split(",")):
         if not pluginmanager.is_blocked(name) and pluginmanager.get_plugin(name) is None:
             pluginmanager.import_plugin(name, consider_entry_points=True)
@@ -302,12 +304,30 @@ def _install_audit(directory):
     return finish
 
 
-_audit_finish = _install_audit(os.environ["TASKFORGE_AUDIT"]) \
-    if os.environ.get("TASKFORGE_AUDIT") else None
+def _install_integrity(directory):
+    """The runner's integrity observer (taskforge_integrity.py), started before the audit
+    hook: it deletes the key file, which the audit hook would refuse."""
+    from taskforge_integrity import install
+
+    root = os.getcwd()
+    with open(os.path.join(directory, "solution.txt"), encoding="utf-8") as handle:
+        solution = {os.path.realpath(os.path.join(root, line))
+                    for line in handle.read().split("\n") if line}
+    return install(directory, solution, root)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     # After junitxml wrote its file (in its pytest_sessionfinish): what pytest reported.
+    if _observer is not None:
+        _observer.finish(config)
     if _audit_finish is not None:
         _audit_finish("junit_sha256")
+
+
+# Started last, so that the snapshot holds every function of this module.
+# TASKFORGE_INTEGRITY: the audit directory, holding the per-grading `key`.
+_observer = _install_integrity(os.environ["TASKFORGE_INTEGRITY"]) \
+    if os.environ.get("TASKFORGE_INTEGRITY") else None
+_audit_finish = _install_audit(os.environ["TASKFORGE_AUDIT"]) \
+    if os.environ.get("TASKFORGE_AUDIT") else None

@@ -1,0 +1,137 @@
+"""Canaries: tests whose true outcome the grader knows, planted in the grading copy.
+
+Drawn afresh for every grading (the system's random source): a few of the test files that
+hold FAIL_TO_PASS/PASS_TO_PASS tests get, appended, a test that must pass, one that must fail
+(an assertion false at run time) and one that must error (its fixture raises); a file written
+in unittest style also gets a TestCase whose assertion must fail; and a new test module
+beside one of them gets a pass and a fail. Names are built from the words of the file's own
+test names plus a random suffix, so a patch that knows the task's test ids cannot know these.
+They run in the same pytest session as the task's tests; any canary reported other than as
+planted means the report cannot be trusted.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskforge.delete import is_test_file
+from taskforge.grading.findings import Finding
+from taskforge.model import Outcome
+from taskforge.testing.runner import files_of
+
+PLANTED_FILES = 2  # existing test files that get canaries appended
+
+
+@dataclass(frozen=True)
+class Canary:
+    node_id: str
+    expected: Outcome  # "passed", "failed" or "error"
+
+
+def plant_canaries(copy: Path, expected_ids: list[str],
+                   rng: random.Random | None = None) -> list[Canary]:
+    """Append canaries to test files of `copy` that hold `expected_ids`, and add one new test
+    module beside them; return what was planted (nothing when no test file holds them)."""
+    rng = rng or secrets.SystemRandom()
+    files = [rel for rel in files_of(expected_ids)
+             if rel.endswith(".py") and is_test_file(rel) and (copy / rel).is_file()]
+    if not files:
+        return []
+    canaries: list[Canary] = []
+    for rel in rng.sample(files, min(PLANTED_FILES, len(files))):
+        path = copy / rel
+        source = path.read_bytes()
+        words = _words(source, rel)
+        block, planted = _block(rel, words, rng, unittest_style=_uses_unittest(source))
+        separator = b"" if source.endswith(b"\n") or not source else b"\n"
+        path.write_bytes(source + separator + b"\n\n" + block.encode())
+        canaries += planted
+    beside = rng.choice(files)
+    words = _words((copy / beside).read_bytes(), beside)
+    stem = f"{rng.choice(words)}_{_suffix(rng)}"
+    name = f"{stem}_test.py" if Path(beside).name.endswith("_test.py") else f"test_{stem}.py"
+    rel = (Path(beside).parent / name).as_posix()
+    block, planted = _block(rel, words, rng, unittest_style=False, error=False)
+    (copy / rel).write_text(block)
+    return canaries + planted
+
+
+def canary_findings(canaries: list[Canary], outcomes: dict[str, Outcome],
+                    raised: dict[str, str | None] | None) -> list[Finding]:
+    """A canary reported otherwise than planted disqualifies. `raised`: what the observer
+    saw per test (None without a channel): a canary it never saw was not run, whatever the
+    JUnit XML (a missing test is reported as an error, which a must-error canary expects)."""
+    findings = []
+    for canary in canaries:
+        got = outcomes.get(canary.node_id)
+        if raised is not None and canary.node_id not in raised:
+            got = None
+        if got != canary.expected:
+            how = f"reported {got}" if got else "not reported"
+            findings.append(Finding(f"canary {canary.node_id} expected {canary.expected}, {how}",
+                                    True))
+    return findings
+
+
+def _suffix(rng: random.Random) -> str:
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
+
+
+def _words(source: bytes, rel: str) -> list[str]:
+    """Words of the file's test names (`test_parse_empty` -> parse, empty), to name canaries
+    like their neighbours."""
+    names = re.findall(rb"def test_?(\w+)", source)
+    words = {w.decode() for name in names for w in name.split(b"_") if len(w) > 2 and w.isalpha()}
+    return sorted(words) or [Path(rel).stem.removeprefix("test_") or "case"]
+
+
+def _uses_unittest(source: bytes) -> bool:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(node, ast.ClassDef) and any(
+        (isinstance(b, ast.Name) and b.id.endswith("TestCase"))
+        or (isinstance(b, ast.Attribute) and b.attr.endswith("TestCase")) for b in node.bases)
+        for node in ast.walk(tree))
+
+
+def _block(rel: str, words: list[str], rng: random.Random, *, unittest_style: bool,
+           error: bool = True) -> tuple[str, list[Canary]]:
+    """Source of the canaries for one file, and the canaries."""
+    def name() -> str:
+        return f"{'_'.join(rng.sample(words, min(2, len(words))))}_{_suffix(rng)}"
+
+    a, b = rng.randrange(10, 10_000), rng.randrange(10, 10_000)
+    good, bad = name(), name()
+    lines = [f"def test_{good}():",
+             f"    assert {a} + {b} == {a + b}",
+             "", "",
+             f"def test_{bad}():",
+             f"    assert {b} * {a} == {a * b + rng.randrange(1, 97)}",
+             ""]
+    planted = [Canary(f"{rel}::test_{good}", "passed"), Canary(f"{rel}::test_{bad}", "failed")]
+    if error:
+        fixture, broken = name(), name()
+        import_name = f"_pytest_{_suffix(rng)}"
+        lines = [f"import pytest as {import_name}", "", "", *lines, "",
+                 f"@{import_name}.fixture", f"def {fixture}():",
+                 f"    raise LookupError({rng.randrange(10, 10_000)})", "", "",
+                 f"def test_{broken}({fixture}):", f"    assert {fixture} is not None", ""]
+        planted.append(Canary(f"{rel}::test_{broken}", "error"))
+    if unittest_style:
+        cls = "Test" + "".join(w.capitalize() for w in rng.sample(words, min(2, len(words)))) \
+            + _suffix(rng).capitalize()
+        method = name()
+        module = f"_unittest_{_suffix(rng)}"
+        lines += ["", f"import unittest as {module}", "", "",
+                  f"class {cls}({module}.TestCase):",
+                  f"    def test_{method}(self):",
+                  f"        self.assertEqual({a} - {b}, {a - b - rng.randrange(1, 97)})", ""]
+        planted.append(Canary(f"{rel}::{cls}::test_{method}", "failed"))
+    return "\n".join(lines), planted

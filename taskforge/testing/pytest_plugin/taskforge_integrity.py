@@ -1,0 +1,298 @@
+"""The grader's observer inside the test process: is the runner still the runner?
+
+Imported by taskforge_pytest_plugin when it loads (`-p`, before any conftest or project
+code), only when grading (TASKFORGE_INTEGRITY names a directory holding `key`). It must import
+nothing from taskforge: it runs in the project's environment. At import it:
+- reads the per-grading key and deletes its file, so no later code can read it from disk;
+- opens `integrity.jsonl` there and keeps the descriptor: every line it writes carries a
+  sequence number and an HMAC under the key (the grader rejects a missing, reordered, forged
+  or unfinished channel);
+- snapshots the functions and classes of pytest, _pytest, pluggy, unittest, the JUnit writer's
+  ElementTree, builtins and this plugin (each function's code, defaults and the class
+  dictionaries), the trace and profile functions, the exception hooks, sys.meta_path and
+  sys.path_hooks, keeping strong references (an identity compared later cannot be reused).
+During the session it records, for every test, whether any phase raised, read from the
+CallInfo before any report exists (a second observer the grader compares with the JUnit
+XML), and compares the snapshot after every test and at the end. Findings are written
+through the descriptor at once, so later code cannot take them back.
+
+What it cannot see: code that restores what it patched between two checks, or that finds
+this module's closures (key, references) through the interpreter and forges the channel.
+The canaries the grader plants are the backstop for what nobody anticipated.
+"""
+
+import builtins
+import hashlib
+import hmac
+import json
+import os
+import sys
+import threading
+import types
+
+import pytest
+
+_TRACKED = ("pytest", "_pytest", "pluggy", "unittest", "builtins", "xml.etree",
+            "taskforge_pytest_plugin", "taskforge_integrity")
+# Module attributes pytest itself rebinds during a run (set per test, then restored or left).
+_VOLATILE = {("_pytest.assertion.util", "_reprcompare"),
+             ("_pytest.assertion.util", "_assertion_pass"),
+             ("_pytest.assertion.util", "_config"),
+             ("_pytest.assertion.rewrite", "_reprcompare"),
+             ("_pytest.assertion.rewrite", "_assertion_pass")}
+_KINDS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, property,
+          staticmethod, classmethod, types.MethodDescriptorType, types.WrapperDescriptorType,
+          types.GetSetDescriptorType, types.MemberDescriptorType)
+_MISSING = object()
+
+
+def _tracked(name):
+    return any(name == root or name.startswith(root + ".") for root in _TRACKED)
+
+
+def install(directory, solution_files, workspace):
+    """Start observing; return the plugin object (hooks) to register with pytest."""
+    key_path = os.path.join(directory, "key")
+    with open(key_path, "rb") as handle:
+        key = handle.read()
+    os.remove(key_path)
+    fd = os.open(os.path.join(directory, "integrity.jsonl"),
+                 os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    return _Observer(key, fd, frozenset(solution_files), workspace)
+
+
+class _Observer:
+    """Hooks of the observer; everything it relies on was captured in __init__."""
+
+    def __init__(self, key, fd, solution, workspace):
+        self._write = os.write
+        self._json = json.dumps
+        self._mac = hmac.new
+        self._sha256 = hashlib.sha256
+        self._getattr = builtins.getattr
+        self._isinstance = builtins.isinstance
+        self._key = key
+        self._fd = fd
+        self._seq = 0
+        self._lock = threading.Lock()
+        self._solution = solution
+        self._workspace = workspace
+        self._seen = set()
+        self._raised = {}
+        self._entries = self._snapshot()
+        self._process = self._process_state()
+        self._import_hooks = (*sys.meta_path, *sys.path_hooks)
+        self._hookimpls_checked = set()
+        self._emit({"kind": "start", "entries": len(self._entries)})
+
+    # ---- the channel ------------------------------------------------------------------
+    def _emit(self, payload):
+        with self._lock:
+            payload["seq"] = self._seq
+            self._seq += 1
+            line = self._json(payload, sort_keys=True)
+            mac = self._mac(self._key, line.encode(), self._sha256).hexdigest()
+            self._write(self._fd, (line + "\t" + mac + "\n").encode())
+
+    def _problem(self, message):
+        if message not in self._seen:
+            self._seen.add(message)
+            self._emit({"kind": "problem", "message": message})
+
+    # ---- the snapshot -------------------------------------------------------------------
+    def _snapshot(self):
+        """(owner, key, label, what, reference): `what` is "item" (owner[key] is a dict's
+        value), "code", "defaults", "kwdefaults" (owner is a function) or "bases" (a class)."""
+        entries = []
+        classes = {}
+        for name, module in list(sys.modules.items()):
+            if not _tracked(name) or not isinstance(module, types.ModuleType):
+                continue
+            entries.append((sys.modules, name, name, "item", module))
+            for attr, value in list(vars(module).items()):
+                if (name, attr) in _VOLATILE or not isinstance(value, _KINDS):
+                    continue
+                entries.append((vars(module), attr, f"{name}.{attr}", "item", value))
+                if isinstance(value, type) and _tracked(getattr(value, "__module__", "") or ""):
+                    classes[id(value)] = value
+        for cls in classes.values():
+            label = f"{cls.__module__}.{cls.__qualname__}"
+            entries.append((cls, None, label, "bases", cls.__bases__))
+            for attr, value in list(vars(cls).items()):
+                if isinstance(value, _KINDS):
+                    entries.append((vars(cls), attr, f"{label}.{attr}", "item", value))
+        for _owner, _key, label, _what, value in list(entries):
+            function = value.__func__ if isinstance(value, staticmethod | classmethod) else value
+            if isinstance(function, property):
+                for part in (function.fget, function.fset, function.fdel):
+                    if isinstance(part, types.FunctionType):
+                        entries.append((part, None, label, "code", part.__code__))
+            elif isinstance(function, types.FunctionType):
+                entries.append((function, None, label, "code", function.__code__))
+                entries.append((function, None, label, "defaults", function.__defaults__))
+                entries.append((function, None, label, "kwdefaults", function.__kwdefaults__))
+        self._classes = {label: (cls, set(vars(cls))) for cls in classes.values()
+                         for label in [f"{cls.__module__}.{cls.__qualname__}"]}
+        self._runner_functions = {id(value): value for _o, _k, label, what, value in entries
+                                  if what == "item" and isinstance(value, types.FunctionType)
+                                  and label.split(".")[0] in ("_pytest", "pytest", "pluggy")}
+        return entries
+
+    def _runner_own(self, value):
+        """Whether `value` is pytest's own code, as snapshotted: pytest rebinds some of its
+        hooks and class attributes itself (legacypath's properties, the thread and
+        unraisable exception hooks), always with functions of its own modules."""
+        functions = []
+        for _ in range(4):
+            if isinstance(value, property):
+                functions += [f for f in (value.fget, value.fset, value.fdel) if f is not None]
+                break
+            if isinstance(value, staticmethod | classmethod | types.MethodType):
+                value = value.__func__
+            elif isinstance(getattr(value, "func", None), types.FunctionType):
+                value = value.func  # functools.partial
+            else:
+                functions.append(value)
+                break
+        return bool(functions) and all(self._runner_functions.get(id(f)) is f for f in functions)
+
+    def _process_state(self):
+        return {"sys.settrace": sys.gettrace(), "sys.setprofile": sys.getprofile(),
+                "threading.settrace": getattr(threading, "_trace_hook", None),
+                "threading.setprofile": getattr(threading, "_profile_hook", None),
+                "sys.excepthook": sys.excepthook, "threading.excepthook": threading.excepthook,
+                "sys.unraisablehook": sys.unraisablehook,
+                "sys.breakpointhook": sys.breakpointhook,
+                "sys.monitoring": self._monitoring()}
+
+    @staticmethod
+    def _monitoring():
+        monitoring = getattr(sys, "monitoring", None)
+        if monitoring is None:
+            return ()
+        return tuple(monitoring.get_tool(i) for i in range(6))
+
+    # ---- the checks ---------------------------------------------------------------------
+    def check(self, where):
+        for owner, key, label, what, value in self._entries:
+            if what == "item":
+                current = owner.get(key, _MISSING)
+                if current is not value and not self._runner_own(current):
+                    verb = "removed" if current is _MISSING else "replaced"
+                    self._problem(f"{label} was {verb} (seen {where})")
+            elif what == "code" and owner.__code__ is not value:
+                self._problem(f"the code of {label} was replaced (seen {where})")
+            elif what == "defaults" and owner.__defaults__ is not value:
+                self._problem(f"the defaults of {label} were replaced (seen {where})")
+            elif what == "kwdefaults" and owner.__kwdefaults__ is not value:
+                self._problem(f"the keyword defaults of {label} were replaced (seen {where})")
+            elif what == "bases" and owner.__bases__ is not value:
+                self._problem(f"the bases of {label} were replaced (seen {where})")
+        for label, (cls, names) in self._classes.items():
+            for attr in set(vars(cls)) - names:
+                if isinstance(vars(cls)[attr], _KINDS) and not self._runner_own(vars(cls)[attr]):
+                    self._problem(f"{label}.{attr} was added (seen {where})")
+        for name, value in self._process_state().items():
+            if value is not self._process[name] and value != self._process[name] \
+                    and not self._runner_own(value):
+                self._problem(f"{name} was changed to {self._origin_text(value)} "
+                              f"(seen {where})")
+
+    def _origin(self, obj):
+        """The file of the code behind a callable, or None for built-in code."""
+        for _ in range(4):
+            if isinstance(obj, types.MethodType):
+                obj = obj.__func__
+            elif isinstance(obj, staticmethod | classmethod):
+                obj = obj.__func__
+            elif hasattr(obj, "func") and callable(getattr(obj, "func", None)):
+                obj = obj.func  # functools.partial
+            else:
+                break
+        code = getattr(obj, "__code__", None)
+        if code is None and not isinstance(obj, types.BuiltinFunctionType | type) \
+                and callable(obj):
+            code = getattr(getattr(type(obj), "__call__", None), "__code__", None)
+        return None if code is None else code.co_filename
+
+    def _suspicious(self, obj):
+        """Code that comes from the solution's files, or from no file at all."""
+        filename = self._origin(obj)
+        if filename is None:
+            return None
+        path = os.path.realpath(filename) if not filename.startswith("<") else filename
+        if path in self._solution or filename.startswith("<") or not os.path.isfile(path):
+            return self._relative(path)
+        return None
+
+    def _origin_text(self, obj):
+        filename = self._origin(obj)
+        return repr(obj) if filename is None else f"code from {self._relative(filename)}"
+
+    def _relative(self, path):
+        root = self._workspace + os.sep
+        return path[len(root):] if path.startswith(root) else path
+
+    def check_runner(self, config, where):
+        """Hook implementations and import hooks whose code is the solution's."""
+        manager = config.pluginmanager
+        for caller in list(vars(manager.hook).values()):
+            get = getattr(caller, "get_hookimpls", None)
+            if get is None:
+                continue
+            for impl in get():
+                if id(impl) in self._hookimpls_checked:
+                    continue
+                self._hookimpls_checked.add(id(impl))
+                culprit = self._suspicious(impl.function)
+                if culprit:
+                    self._problem(f"a hook implementation ({caller.name}) was registered "
+                                  f"from {culprit} (seen {where})")
+        for attr, value in list(vars(manager).items()):
+            if callable(value):
+                culprit = self._suspicious(value)
+                if culprit:
+                    self._problem(f"the plugin manager's {attr} was replaced with code from "
+                                  f"{culprit} (seen {where})")
+        for label, hooks in (("sys.meta_path", sys.meta_path), ("sys.path_hooks", sys.path_hooks)):
+            for hook in list(hooks):
+                if any(hook is old for old in self._import_hooks):
+                    continue
+                owner = hook if isinstance(hook, type) else type(hook)
+                target = getattr(owner, "find_spec", None) or getattr(owner, "__init__", None) \
+                    if label == "sys.meta_path" or isinstance(hook, type) else hook
+                culprit = self._suspicious(target) if target is not None else None
+                if culprit:
+                    self._problem(f"{label} holds an import hook from {culprit} (seen {where})")
+
+    # ---- hooks (registered as a plugin object when taskforge_pytest_plugin registers) ----
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item, call):
+        """The second observer: whether this phase raised, read from the CallInfo by the
+        outermost wrapper, before any report exists."""
+        raised = call.excinfo is not None or bool(getattr(item, "_excinfo", None))
+        if raised:
+            kind = call.excinfo.typename if call.excinfo is not None else "unittest failure"
+            self._raised.setdefault(item.nodeid, f"{call.when}: {kind}")
+        if call.when == "teardown":
+            self._emit({"kind": "test", "nodeid": item.nodeid,
+                        "raised": self._raised.pop(item.nodeid, None)})
+            self.check(f"after {item.nodeid}")
+        yield
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_finish(self, session):
+        self.check("after collection")
+        self.check_runner(session.config, "after collection")
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session):
+        self.check("before the results were written")
+        self.check_runner(session.config, "before the results were written")
+        yield
+
+    def finish(self, config):
+        """Called by taskforge_pytest_plugin's last pytest_unconfigure: after the JUnit XML."""
+        self.check("at the end")
+        self.check_runner(config, "at the end")
+        self._emit({"kind": "end"})

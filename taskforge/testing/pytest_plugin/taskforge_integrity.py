@@ -133,15 +133,18 @@ class _Observer:
                 entries.append((function, None, label, "kwdefaults", function.__kwdefaults__))
         self._classes = {label: (cls, set(vars(cls))) for cls in classes.values()
                          for label in [f"{cls.__module__}.{cls.__qualname__}"]}
-        self._runner_functions = {id(value): value for _o, _k, label, what, value in entries
+        modules = {id(vars(m)) for m in sys.modules.values() if isinstance(m, types.ModuleType)}
+        self._runner_functions = {id(value): value for owner, _k, label, what, value in entries
                                   if what == "item" and isinstance(value, types.FunctionType)
+                                  and id(owner) in modules
                                   and label.split(".")[0] in ("_pytest", "pytest", "pluggy")}
         return entries
 
     def _runner_own(self, value):
-        """Whether `value` is pytest's own code, as snapshotted: pytest rebinds some of its
-        hooks and class attributes itself (legacypath's properties, the thread and
-        unraisable exception hooks), always with functions of its own modules."""
+        """Whether `value` is made of module-level functions of pytest, as snapshotted:
+        pytest rebinds some class attributes and hooks itself (legacypath's properties, the
+        thread and unraisable exception hooks), always with such functions. A method of
+        pytest's moved elsewhere (append_pass as append_failure) is not."""
         functions = []
         for _ in range(4):
             if isinstance(value, property):
@@ -173,7 +176,7 @@ class _Observer:
         return tuple(monitoring.get_tool(i) for i in range(6))
 
     # ---- the checks ---------------------------------------------------------------------
-    def check(self, where):
+    def compare(self, where):
         for owner, key, label, what, value in self._entries:
             if what == "item":
                 current = owner.get(key, _MISSING)
@@ -277,22 +280,22 @@ class _Observer:
         if call.when == "teardown":
             self._emit({"kind": "test", "nodeid": item.nodeid,
                         "raised": self._raised.pop(item.nodeid, None)})
-            self.check(f"after {item.nodeid}")
+            self.compare(f"after {item.nodeid}")
         yield
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_finish(self, session):
-        self.check("after collection")
+        self.compare("after collection")
         self.check_runner(session.config, "after collection")
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session):
-        self.check("before the results were written")
+        self.compare("before the results were written")
         self.check_runner(session.config, "before the results were written")
         yield
 
     def finish(self, config):
         """Called by taskforge_pytest_plugin's last pytest_unconfigure: after the JUnit XML."""
-        self.check("at the end")
+        self.compare("at the end")
         self.check_runner(config, "at the end")
         self._emit({"kind": "end"})

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from taskforge.errors import UserError
+from taskforge.grading.canaries import canary_findings, plant_canaries
 from taskforge.grading.files import (
     copy_solution,
     is_protected,
@@ -36,7 +37,6 @@ from taskforge.grading.files import (
     restore_protected,
     tree_files,
 )
-from taskforge.grading.canaries import canary_findings, plant_canaries
 from taskforge.grading.findings import Finding
 from taskforge.grading.installed import installed_modules, pytest_plugins
 from taskforge.grading.integrity import channel_findings, new_key, read_channel

@@ -22,6 +22,7 @@ The canaries the grader plants are the backstop for what nobody anticipated.
 """
 
 import builtins
+import functools
 import hashlib
 import hmac
 import json
@@ -31,6 +32,12 @@ import threading
 import types
 
 import pytest
+
+# The builtins this module calls, bound as its own globals at import: code that replaces
+# them in `builtins` later does not reach the observer (and these names are compared too).
+globals().update({name: getattr(builtins, name) for name in (
+    "all", "any", "bool", "callable", "getattr", "id", "isinstance", "list", "len", "repr",
+    "set", "type", "vars")})
 
 _TRACKED = ("pytest", "_pytest", "pluggy", "unittest", "builtins", "xml.etree",
             "taskforge_pytest_plugin", "taskforge_integrity")
@@ -44,6 +51,21 @@ _KINDS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
           staticmethod, classmethod, types.MethodDescriptorType, types.WrapperDescriptorType,
           types.GetSetDescriptorType, types.MemberDescriptorType)
 _MISSING = object()
+
+
+def _underlying(value):
+    """The functions behind a property, a static or class method, a bound method or a
+    functools.partial (the callable itself otherwise)."""
+    for _ in range(4):
+        if isinstance(value, property):
+            return [f for f in (value.fget, value.fset, value.fdel) if f is not None] or [value]
+        if isinstance(value, types.MethodType | staticmethod | classmethod):
+            value = value.__func__
+        elif isinstance(value, functools.partial):
+            value = value.func
+        else:
+            break
+    return [value]
 
 
 def _tracked(name):
@@ -69,8 +91,6 @@ class _Observer:
         self._json = json.dumps
         self._mac = hmac.new
         self._sha256 = hashlib.sha256
-        self._getattr = builtins.getattr
-        self._isinstance = builtins.isinstance
         self._key = key
         self._fd = fd
         self._seq = 0
@@ -101,8 +121,9 @@ class _Observer:
 
     # ---- the snapshot -------------------------------------------------------------------
     def _snapshot(self):
-        """(owner, key, label, what, reference): `what` is "item" (owner[key] is a dict's
-        value), "code", "defaults", "kwdefaults" (owner is a function) or "bases" (a class)."""
+        """(owner, key, label, what, reference): `what` is "item" (owner[key], owner a
+        module's dictionary or sys.modules), "attr" (the same in a class's dictionary),
+        "code", "defaults", "kwdefaults" (owner is a function) or "bases" (a class)."""
         entries = []
         classes = {}
         for name, module in list(sys.modules.items()):
@@ -120,8 +141,10 @@ class _Observer:
             entries.append((cls, None, label, "bases", cls.__bases__))
             for attr, value in list(vars(cls).items()):
                 if isinstance(value, _KINDS):
-                    entries.append((vars(cls), attr, f"{label}.{attr}", "item", value))
-        for _owner, _key, label, _what, value in list(entries):
+                    entries.append((vars(cls), attr, f"{label}.{attr}", "attr", value))
+        for _owner, _key, label, what, value in list(entries):
+            if what == "bases":
+                continue
             function = value.__func__ if isinstance(value, staticmethod | classmethod) else value
             if isinstance(function, property):
                 for part in (function.fget, function.fset, function.fdel):
@@ -145,18 +168,7 @@ class _Observer:
         pytest rebinds some class attributes and hooks itself (legacypath's properties, the
         thread and unraisable exception hooks), always with such functions. A method of
         pytest's moved elsewhere (append_pass as append_failure) is not."""
-        functions = []
-        for _ in range(4):
-            if isinstance(value, property):
-                functions += [f for f in (value.fget, value.fset, value.fdel) if f is not None]
-                break
-            if isinstance(value, staticmethod | classmethod | types.MethodType):
-                value = value.__func__
-            elif isinstance(getattr(value, "func", None), types.FunctionType):
-                value = value.func  # functools.partial
-            else:
-                functions.append(value)
-                break
+        functions = _underlying(value)
         return bool(functions) and all(self._runner_functions.get(id(f)) is f for f in functions)
 
     def _process_state(self):
@@ -178,9 +190,11 @@ class _Observer:
     # ---- the checks ---------------------------------------------------------------------
     def compare(self, where):
         for owner, key, label, what, value in self._entries:
-            if what == "item":
+            if what in ("item", "attr"):
                 current = owner.get(key, _MISSING)
-                if current is not value and not self._runner_own(current):
+                # Only class attributes and hooks may be pytest's own rebinding (_runner_own):
+                # module attributes (builtins, this module's names) are compared strictly.
+                if current is not value and (what == "item" or not self._runner_own(current)):
                     verb = "removed" if current is _MISSING else "replaced"
                     self._problem(f"{label} was {verb} (seen {where})")
             elif what == "code" and owner.__code__ is not value:
@@ -203,19 +217,10 @@ class _Observer:
 
     def _origin(self, obj):
         """The file of the code behind a callable, or None for built-in code."""
-        for _ in range(4):
-            if isinstance(obj, types.MethodType):
-                obj = obj.__func__
-            elif isinstance(obj, staticmethod | classmethod):
-                obj = obj.__func__
-            elif hasattr(obj, "func") and callable(getattr(obj, "func", None)):
-                obj = obj.func  # functools.partial
-            else:
-                break
+        obj = _underlying(obj)[0]
         code = getattr(obj, "__code__", None)
-        if code is None and not isinstance(obj, types.BuiltinFunctionType | type) \
-                and callable(obj):
-            code = getattr(getattr(type(obj), "__call__", None), "__code__", None)
+        if code is None and not isinstance(obj, types.BuiltinFunctionType | type):
+            code = getattr(type(obj).__dict__.get("__call__"), "__code__", None)
         return None if code is None else code.co_filename
 
     def _suspicious(self, obj):

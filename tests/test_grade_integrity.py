@@ -1,0 +1,140 @@
+"""The grader's own checks on their own: canaries planted and run by a real pytest, and the
+integrity channel read the way the grader reads it (fail closed on anything it cannot trust).
+The attacks that these checks defeat are in test_grade_tamper.py."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from taskforge.grading.canaries import canary_findings, plant_canaries
+from taskforge.grading.integrity import CHANNEL_FILE, channel_findings, read_channel
+from taskforge.testing.junit import parse_junit
+
+TESTS = {
+    "tests/test_parse.py": """\
+        def test_parse_empty_input():
+            assert [] == []
+
+
+        def test_parse_nested_lists():
+            assert [[1]] == [[1]]
+    """,
+    "tests/test_cases.py": """\
+        import unittest
+
+
+        class ParseCase(unittest.TestCase):
+            def test_parse_single(self):
+                self.assertEqual(1, 1)
+    """,
+}
+EXPECTED = ["tests/test_parse.py::test_parse_empty_input",
+            "tests/test_cases.py::ParseCase::test_parse_single"]
+
+
+def write_tests(root: Path) -> None:
+    for rel, text in TESTS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+
+
+def test_canaries_run_as_planted_and_are_drawn_afresh(tmp_path: Path) -> None:
+    write_tests(tmp_path / "a")
+    write_tests(tmp_path / "b")
+    first = plant_canaries(tmp_path / "a", EXPECTED)
+    second = plant_canaries(tmp_path / "b", EXPECTED)
+    assert {c.expected for c in first} == {"passed", "failed", "error"}
+    assert not {c.node_id for c in first} & {c.node_id for c in second}
+    # One appended to each test file (the unittest one gets a TestCase), one new module.
+    files = {c.node_id.split("::")[0] for c in first}
+    assert {"tests/test_parse.py", "tests/test_cases.py"} < files and len(files) == 3
+    assert any(c.node_id.count("::") == 2 for c in first if c.node_id.startswith("tests/test_cases"))
+    junit = tmp_path / "junit.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    "-o", "junit_family=xunit1", f"--junitxml={junit}", "tests"],
+                   cwd=tmp_path / "a", capture_output=True, timeout=120)
+    outcomes, _, _ = parse_junit(junit)
+    by_name = {test_id.rsplit("::", 1)[-1].split(".")[-1]: o for test_id, o in outcomes.items()}
+    for canary in first:
+        assert by_name[canary.node_id.rsplit("::", 1)[-1]] == canary.expected, canary
+    # The project's own tests still pass next to them.
+    assert by_name["test_parse_empty_input"] == by_name["test_parse_single"] == "passed"
+
+
+def test_a_canary_reported_wrongly_or_not_at_all_disqualifies(tmp_path: Path) -> None:
+    write_tests(tmp_path)
+    canaries = plant_canaries(tmp_path, EXPECTED)
+    truthful = {c.node_id: c.expected for c in canaries}
+    seen = {c.node_id: None for c in canaries}
+    assert canary_findings(canaries, truthful, seen) == []
+    fail = next(c for c in canaries if c.expected == "failed")
+    (finding,) = canary_findings(canaries, {**truthful, fail.node_id: "passed"}, seen)
+    assert finding.message == f"canary {fail.node_id} expected failed, reported passed"
+    assert finding.disqualifies
+    # A must-error canary the runner never ran is not "error" (a missing test reads as one).
+    error = next(c for c in canaries if c.expected == "error")
+    unseen = {k: v for k, v in seen.items() if k != error.node_id}
+    (finding,) = canary_findings(canaries, truthful, unseen)
+    assert finding.message == f"canary {error.node_id} expected error, not reported"
+
+
+KEY = b"k" * 32
+
+
+def signed(*payloads: dict) -> bytes:
+    lines = []
+    for seq, payload in enumerate(payloads):
+        body = json.dumps({**payload, "seq": seq}, sort_keys=True).encode()
+        lines.append(body + b"\t" + hmac.new(KEY, body, hashlib.sha256).hexdigest().encode())
+    return b"".join(line + b"\n" for line in lines)
+
+
+def channel_of(tmp_path: Path, data: bytes | None):
+    if data is not None:
+        (tmp_path / CHANNEL_FILE).write_bytes(data)
+    return read_channel(tmp_path, KEY)
+
+
+def test_a_whole_channel_is_read(tmp_path: Path) -> None:
+    channel = channel_of(tmp_path, signed({"kind": "start"},
+                                          {"kind": "test", "nodeid": "t::a", "raised": None},
+                                          {"kind": "test", "nodeid": "t::b",
+                                           "raised": "call: AssertionError"},
+                                          {"kind": "problem", "message": "x was replaced"},
+                                          {"kind": "end"}))
+    assert channel.broken is None and channel.finished
+    findings = channel_findings(channel, {"t::a": "passed", "t::b": "passed", "t::c": "passed"},
+                                ["t::a", "t::b", "t::c"])
+    assert [f.message for f in findings] == [
+        "the test runner was tampered with: x was replaced",
+        "the JUnit XML reports t::b passed, but it raised (call: AssertionError)",
+        "the JUnit XML reports t::c passed, but the runner never ran it"]
+
+
+def test_a_channel_that_cannot_be_trusted_fails_closed(tmp_path: Path) -> None:
+    start, test, end = {"kind": "start"}, {"kind": "test", "nodeid": "t", "raised": None}, \
+        {"kind": "end"}
+    whole = signed(start, test, end)
+    forged = whole.replace(b'"raised": null', b'"raised": "x"')
+    cases = {
+        None: "the integrity channel is missing (the observer never started)",
+        signed(start, test): "the integrity channel was cut short (the observer never finished)",
+        forged: "the integrity channel was forged or garbled (line 2)",
+        whole + b"junk\n": "the integrity channel was forged or garbled (line 4)",
+        b"".join(whole.splitlines(keepends=True)[i] for i in (0, 1, 1, 2)):
+            "the integrity channel was forged or garbled (line 3)",  # a line replayed
+        signed(start, test, end, test): "the integrity channel was forged or garbled (line 4)",
+    }
+    for number, (data, message) in enumerate(cases.items()):
+        directory = tmp_path / str(number)
+        directory.mkdir()
+        channel = channel_of(directory, data)
+        assert channel.broken == message, (data, channel)
+        (finding,) = channel_findings(channel, {"t": "passed"}, ["t"])
+        assert finding.disqualifies and finding.message == message

@@ -25,10 +25,13 @@ import builtins
 import functools
 import hashlib
 import hmac
+import itertools
 import json
+import operator
 import os
 import sys
 import threading
+import time
 import types
 
 import pytest
@@ -36,8 +39,8 @@ import pytest
 # The builtins this module calls, bound as its own globals at import: code that replaces
 # them in `builtins` later does not reach the observer (and these names are compared too).
 globals().update({name: getattr(builtins, name) for name in (
-    "all", "any", "bool", "callable", "getattr", "id", "isinstance", "list", "len", "repr",
-    "set", "type", "vars")})
+    "all", "any", "bool", "callable", "getattr", "id", "isinstance", "list", "len", "map",
+    "repr", "set", "tuple", "type", "vars")})
 
 _TRACKED = ("pytest", "_pytest", "pluggy", "unittest", "builtins", "xml.etree",
             "taskforge_pytest_plugin", "taskforge_integrity")
@@ -51,6 +54,10 @@ _KINDS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
           staticmethod, classmethod, types.MethodDescriptorType, types.WrapperDescriptorType,
           types.GetSetDescriptorType, types.MemberDescriptorType)
 _MISSING = object()
+_RUNNER = ("_pytest", "pytest", "pluggy")
+COMPARE_EVERY_S = 0.025
+_ATTRIBUTES = {"code": "__code__", "defaults": "__defaults__", "kwdefaults": "__kwdefaults__",
+               "bases": "__bases__"}
 
 
 def _underlying(value):
@@ -99,7 +106,10 @@ class _Observer:
         self._workspace = workspace
         self._seen = set()
         self._raised = {}
+        self._clock = time.perf_counter
+        self._compared = 0.0
         self._entries = self._snapshot()
+        self._index()
         self._process = self._process_state()
         self._import_hooks = (*sys.meta_path, *sys.path_hooks)
         self._hookimpls_checked = set()
@@ -139,9 +149,10 @@ class _Observer:
         for cls in classes.values():
             label = f"{cls.__module__}.{cls.__qualname__}"
             entries.append((cls, None, label, "bases", cls.__bases__))
-            for attr, value in list(vars(cls).items()):
+            namespace = vars(cls)  # one live view per class: the entries group by owner
+            for attr, value in list(namespace.items()):
                 if isinstance(value, _KINDS):
-                    entries.append((vars(cls), attr, f"{label}.{attr}", "attr", value))
+                    entries.append((namespace, attr, f"{label}.{attr}", "attr", value))
         for _owner, _key, label, what, value in list(entries):
             if what == "bases":
                 continue
@@ -156,20 +167,53 @@ class _Observer:
                 entries.append((function, None, label, "kwdefaults", function.__kwdefaults__))
         self._classes = {label: (cls, set(vars(cls))) for cls in classes.values()
                          for label in [f"{cls.__module__}.{cls.__qualname__}"]}
-        modules = {id(vars(m)) for m in sys.modules.values() if isinstance(m, types.ModuleType)}
-        self._runner_functions = {id(value): value for owner, _k, label, what, value in entries
-                                  if what == "item" and isinstance(value, types.FunctionType)
-                                  and id(owner) in modules
-                                  and label.split(".")[0] in ("_pytest", "pytest", "pluggy")}
+        runner = [(what, value) for _o, _k, label, what, value in entries
+                  if what in ("item", "attr") and label.split(".")[0] in _RUNNER]
+        self._runner_functions = {id(f): f for what, value in runner if what == "item"
+                                  for f in _underlying(value) if isinstance(f, types.FunctionType)}
+        self._runner_methods = {id(f): f for _what, value in runner for f in _underlying(value)
+                                if isinstance(f, types.FunctionType)}
         return entries
 
-    def _runner_own(self, value):
+    def _runner_own(self, value, methods=False):
         """Whether `value` is made of module-level functions of pytest, as snapshotted:
-        pytest rebinds some class attributes and hooks itself (legacypath's properties, the
-        thread and unraisable exception hooks), always with such functions. A method of
-        pytest's moved elsewhere (append_pass as append_failure) is not."""
+        pytest rebinds some class attributes itself (legacypath's properties), always with
+        such functions. A method of pytest's moved elsewhere (append_pass as append_failure)
+        is not; for the exception hooks (`methods`), pytest's own methods are."""
+        known = self._runner_methods if methods else self._runner_functions
         functions = _underlying(value)
-        return bool(functions) and all(self._runner_functions.get(id(f)) is f for f in functions)
+        return bool(functions) and all(known.get(id(f)) is f for f in functions)
+
+    def _index(self):
+        """The snapshot arranged for comparisons that loop in C: per dictionary its keys and
+        values, per attribute (code, defaults, bases) its owners and values, the classes'
+        sizes. Rebuilt when a comparison accepts or reports a change, so each is seen once."""
+        owners, attributes = {}, {}
+        for owner, key, _label, what, value in self._entries:
+            if what in ("item", "attr"):
+                group = owners.setdefault(id(owner), (owner, [], []))
+                group[1].append(key)
+                group[2].append(value)
+            else:
+                group = attributes.setdefault(what, ([], []))
+                group[0].append(owner)
+                group[1].append(value)
+        self._by_owner = [(owner, tuple(keys), tuple(values))
+                          for owner, keys, values in owners.values()]
+        self._by_attribute = [(operator.attrgetter(_ATTRIBUTES[what]), tuple(objects),
+                               tuple(values)) for what, (objects, values) in attributes.items()]
+        self._class_list = tuple(cls for cls, _names in self._classes.values())
+        self._class_sizes = tuple(map(len, map(vars, self._class_list)))
+
+    def _unchanged(self):
+        missing = itertools.repeat(_MISSING)
+        for owner, keys, values in self._by_owner:
+            if any(map(operator.is_not, map(owner.get, keys, missing), values)):
+                return False
+        for get, objects, values in self._by_attribute:
+            if any(map(operator.is_not, map(get, objects), values)):
+                return False
+        return tuple(map(len, map(vars, self._class_list))) == self._class_sizes
 
     def _process_state(self):
         return {"sys.settrace": sys.gettrace(), "sys.setprofile": sys.getprofile(),
@@ -189,31 +233,50 @@ class _Observer:
 
     # ---- the checks ---------------------------------------------------------------------
     def compare(self, where):
+        """Report what changed since the snapshot; the fast path loops in C."""
+        try:
+            self._compare(where)
+        finally:
+            self._compared = self._clock()
+
+    def _compare(self, where):
+        process = self._process_state()
+        if self._unchanged() and all(value is self._process[name] or value == self._process[name]
+                                     for name, value in process.items()):
+            return
+        entries = []
         for owner, key, label, what, value in self._entries:
-            if what in ("item", "attr"):
-                current = owner.get(key, _MISSING)
-                # Only class attributes and hooks may be pytest's own rebinding (_runner_own):
-                # module attributes (builtins, this module's names) are compared strictly.
-                if current is not value and (what == "item" or not self._runner_own(current)):
-                    verb = "removed" if current is _MISSING else "replaced"
-                    self._problem(f"{label} was {verb} (seen {where})")
-            elif what == "code" and owner.__code__ is not value:
-                self._problem(f"the code of {label} was replaced (seen {where})")
-            elif what == "defaults" and owner.__defaults__ is not value:
-                self._problem(f"the defaults of {label} were replaced (seen {where})")
-            elif what == "kwdefaults" and owner.__kwdefaults__ is not value:
-                self._problem(f"the keyword defaults of {label} were replaced (seen {where})")
-            elif what == "bases" and owner.__bases__ is not value:
-                self._problem(f"the bases of {label} were replaced (seen {where})")
+            current = owner.get(key, _MISSING) if what in ("item", "attr") \
+                else getattr(owner, _ATTRIBUTES[what])
+            if current is not value:
+                # Only class attributes may be pytest's own rebinding (_runner_own): module
+                # attributes (builtins, this module's names) and code are compared strictly.
+                if what != "attr" or not self._runner_own(current):
+                    self._problem(self._change(label, what, current, where))
+                value = current
+            entries.append((owner, key, label, what, value))
+        self._entries = entries
         for label, (cls, names) in self._classes.items():
             for attr in set(vars(cls)) - names:
                 if isinstance(vars(cls)[attr], _KINDS) and not self._runner_own(vars(cls)[attr]):
                     self._problem(f"{label}.{attr} was added (seen {where})")
-        for name, value in self._process_state().items():
+                names.add(attr)
+        for name, value in process.items():
             if value is not self._process[name] and value != self._process[name] \
-                    and not self._runner_own(value):
+                    and not self._runner_own(value, methods=True):
                 self._problem(f"{name} was changed to {self._origin_text(value)} "
                               f"(seen {where})")
+        self._process = process
+        self._index()
+
+    @staticmethod
+    def _change(label, what, current, where):
+        if what in ("item", "attr"):
+            verb = "removed" if current is _MISSING else "replaced"
+            return f"{label} was {verb} (seen {where})"
+        part = {"code": "the code", "defaults": "the defaults", "kwdefaults": "the keyword defaults",
+                "bases": "the bases"}[what]
+        return f"{part} of {label} {'were' if what != 'code' else 'was'} replaced (seen {where})"
 
     def _origin(self, obj):
         """The file of the code behind a callable, or None for built-in code."""
@@ -285,7 +348,10 @@ class _Observer:
         if call.when == "teardown":
             self._emit({"kind": "test", "nodeid": item.nodeid,
                         "raised": self._raised.pop(item.nodeid, None)})
-            self.compare(f"after {item.nodeid}")
+            # A comparison costs about a millisecond: after a test, at most one per
+            # COMPARE_EVERY_S (the checkpoints of the session compare always).
+            if self._clock() - self._compared >= COMPARE_EVERY_S:
+                self.compare(f"after {item.nodeid}")
         yield
 
     @pytest.hookimpl(tryfirst=True)

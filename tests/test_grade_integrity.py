@@ -4,8 +4,6 @@ The attacks that these checks defeat are in test_grade_tamper.py."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import subprocess
 import sys
@@ -13,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from taskforge.grading.canaries import canary_findings, plant_canaries
-from taskforge.grading.integrity import CHANNEL_FILE, channel_findings, read_channel
+from taskforge.grading.integrity import CHANNEL_FILE, channel_findings, read_channel, sign
 from taskforge.testing.junit import parse_junit
 
 TESTS = {
@@ -91,7 +89,7 @@ def signed(*payloads: dict) -> bytes:
     lines = []
     for seq, payload in enumerate(payloads):
         body = json.dumps({**payload, "seq": seq}, sort_keys=True).encode()
-        lines.append(body + b"\t" + hmac.new(KEY, body, hashlib.sha256).hexdigest().encode())
+        lines.append(body + b"\t" + sign(KEY, body))
     return b"".join(line + b"\n" for line in lines)
 
 

@@ -1,7 +1,7 @@
 """The integrity channel: what the observer in the test process (taskforge_integrity.py) saw.
 
 The grader writes a fresh key into the audit directory; the observer reads and deletes it
-before any project code runs, and signs every line it writes (a sequence number and an HMAC).
+before any project code runs, and signs every line it writes (a sequence number and a MAC).
 The grader trusts the channel only whole: a line it cannot authenticate, a gap, or no final
 line (the observer never finished) makes the reward 0 (fail closed). What the channel
 reports:
@@ -27,6 +27,11 @@ KEY_FILE = "key"
 CHANNEL_FILE = "integrity.jsonl"
 
 
+def sign(key: bytes, body: bytes) -> bytes:
+    """The MAC of one line, as the observer computes it (keyed BLAKE2b)."""
+    return hashlib.blake2b(body, key=key, digest_size=32).hexdigest().encode()
+
+
 def new_key(directory: Path) -> bytes:
     """A per-grading key, written where only the observer reads it (and deletes it)."""
     key = secrets.token_bytes(32)
@@ -50,7 +55,7 @@ def read_channel(directory: Path, key: bytes) -> Channel:
         return channel
     for number, line in enumerate(path.read_bytes().split(b"\n")[:-1]):
         body, _, mac = line.rpartition(b"\t")
-        expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+        expected = sign(key, body)
         try:
             entry = json.loads(body) if hmac.compare_digest(mac, expected) else None
         except ValueError:

@@ -5,7 +5,7 @@ code), only when grading (TASKFORGE_INTEGRITY names a directory holding `key`). 
 nothing from taskforge: it runs in the project's environment. At import it:
 - reads the per-grading key and deletes its file, so no later code can read it from disk;
 - opens `integrity.jsonl` there and keeps the descriptor: every line it writes carries a
-  sequence number and an HMAC under the key (the grader rejects a missing, reordered, forged
+  sequence number and a MAC under the key (the grader rejects a missing, reordered, forged
   or unfinished channel);
 - snapshots the functions and classes of pytest, _pytest, pluggy, unittest, the JUnit writer's
   ElementTree, builtins and this plugin (each function's code, defaults and the class
@@ -23,8 +23,6 @@ The canaries the grader plants are the backstop for what nobody anticipated.
 
 import builtins
 import functools
-import hashlib
-import hmac
 import itertools
 import json
 import operator
@@ -34,13 +32,18 @@ import threading
 import time
 import types
 
+try:  # keyed BLAKE2b: a MAC without loading OpenSSL (importing hashlib costs ~3 ms)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
+
 import pytest
 
 # The builtins this module calls, bound as its own globals at import: code that replaces
 # them in `builtins` later does not reach the observer (and these names are compared too).
 globals().update({name: getattr(builtins, name) for name in (
     "all", "any", "bool", "callable", "getattr", "id", "isinstance", "list", "len", "map",
-    "repr", "set", "tuple", "type", "vars")})
+    "repr", "set", "sum", "tuple", "type", "vars", "zip")})
 
 _TRACKED = ("pytest", "_pytest", "pluggy", "unittest", "builtins", "xml.etree",
             "taskforge_pytest_plugin", "taskforge_integrity")
@@ -55,9 +58,9 @@ _KINDS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
           types.GetSetDescriptorType, types.MemberDescriptorType)
 _MISSING = object()
 _RUNNER = ("_pytest", "pytest", "pluggy")
-COMPARE_EVERY_S = 0.025
-_ATTRIBUTES = {"code": "__code__", "defaults": "__defaults__", "kwdefaults": "__kwdefaults__",
-               "bases": "__bases__"}
+COMPARE_SHARE = 0.03
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+_ATTRIBUTES = {"code": "__code__", "bases": "__bases__"}
 
 
 def _underlying(value):
@@ -96,8 +99,7 @@ class _Observer:
     def __init__(self, key, fd, solution, workspace):
         self._write = os.write
         self._json = json.dumps
-        self._mac = hmac.new
-        self._sha256 = hashlib.sha256
+        self._mac = blake2b
         self._key = key
         self._fd = fd
         self._seq = 0
@@ -107,13 +109,15 @@ class _Observer:
         self._seen = set()
         self._raised = {}
         self._clock = time.perf_counter
-        self._compared = 0.0
+        self._started = self._clock()
+        self._spent = 0.0
         self._entries = self._snapshot()
         self._index()
+        del self._entries  # the groups hold them
         self._process = self._process_state()
         self._import_hooks = (*sys.meta_path, *sys.path_hooks)
         self._hookimpls_checked = set()
-        self._emit({"kind": "start", "entries": len(self._entries)})
+        self._emit({"kind": "start", "entries": sum(len(g[2]) for g in self._groups)})
 
     # ---- the channel ------------------------------------------------------------------
     def _emit(self, payload):
@@ -121,7 +125,7 @@ class _Observer:
             payload["seq"] = self._seq
             self._seq += 1
             line = self._json(payload, sort_keys=True)
-            mac = self._mac(self._key, line.encode(), self._sha256).hexdigest()
+            mac = self._mac(line.encode(), key=self._key, digest_size=32).hexdigest()
             self._write(self._fd, (line + "\t" + mac + "\n").encode())
 
     def _problem(self, message):
@@ -133,7 +137,9 @@ class _Observer:
     def _snapshot(self):
         """(owner, key, label, what, reference): `what` is "item" (owner[key], owner a
         module's dictionary or sys.modules), "attr" (the same in a class's dictionary),
-        "code", "defaults", "kwdefaults" (owner is a function) or "bases" (a class)."""
+        "code" (owner is a function) or "bases" (a class). Functions' defaults are not
+        compared (a third of the cost, and a changed default of pytest's shows in the canaries
+        or the second observer)."""
         entries = []
         classes = {}
         for name, module in list(sys.modules.items()):
@@ -144,7 +150,9 @@ class _Observer:
                 if (name, attr) in _VOLATILE or not isinstance(value, _KINDS):
                     continue
                 entries.append((vars(module), attr, f"{name}.{attr}", "item", value))
-                if isinstance(value, type) and _tracked(getattr(value, "__module__", "") or ""):
+                # Built-in (static) types cannot be changed: only classes defined in Python.
+                if isinstance(value, type) and value.__flags__ & _HEAPTYPE \
+                        and _tracked(getattr(value, "__module__", "") or ""):
                     classes[id(value)] = value
         for cls in classes.values():
             label = f"{cls.__module__}.{cls.__qualname__}"
@@ -153,18 +161,14 @@ class _Observer:
             for attr, value in list(namespace.items()):
                 if isinstance(value, _KINDS):
                     entries.append((namespace, attr, f"{label}.{attr}", "attr", value))
+        functions = {}  # each function once, under the first name it was found by
         for _owner, _key, label, what, value in list(entries):
-            if what == "bases":
-                continue
-            function = value.__func__ if isinstance(value, staticmethod | classmethod) else value
-            if isinstance(function, property):
-                for part in (function.fget, function.fset, function.fdel):
-                    if isinstance(part, types.FunctionType):
-                        entries.append((part, None, label, "code", part.__code__))
-            elif isinstance(function, types.FunctionType):
-                entries.append((function, None, label, "code", function.__code__))
-                entries.append((function, None, label, "defaults", function.__defaults__))
-                entries.append((function, None, label, "kwdefaults", function.__kwdefaults__))
+            if what != "bases":
+                for function in _underlying(value):
+                    if isinstance(function, types.FunctionType):
+                        functions.setdefault(id(function), (function, label))
+        for function, label in functions.values():
+            entries.append((function, None, label, "code", function.__code__))
         self._classes = {label: (cls, set(vars(cls))) for cls in classes.values()
                          for label in [f"{cls.__module__}.{cls.__qualname__}"]}
         runner = [(what, value) for _o, _k, label, what, value in entries
@@ -185,35 +189,31 @@ class _Observer:
         return bool(functions) and all(known.get(id(f)) is f for f in functions)
 
     def _index(self):
-        """The snapshot arranged for comparisons that loop in C: per dictionary its keys and
-        values, per attribute (code, defaults, bases) its owners and values, the classes'
-        sizes. Rebuilt when a comparison accepts or reports a change, so each is seen once."""
-        owners, attributes = {}, {}
-        for owner, key, _label, what, value in self._entries:
+        """The snapshot in groups compared by loops in C: the items of one dictionary, or one
+        attribute (code, bases) of many objects. Each group: [kind, reader, keys or objects,
+        labels, what, reference values]."""
+        groups = {}
+        for owner, key, label, what, value in self._entries:
             if what in ("item", "attr"):
-                group = owners.setdefault(id(owner), (owner, [], []))
-                group[1].append(key)
-                group[2].append(value)
+                group = groups.setdefault(id(owner), ["dict", owner, [], [], what, []])
+                group[2].append(key)
             else:
-                group = attributes.setdefault(what, ([], []))
-                group[0].append(owner)
-                group[1].append(value)
-        self._by_owner = [(owner, tuple(keys), tuple(values))
-                          for owner, keys, values in owners.values()]
-        self._by_attribute = [(operator.attrgetter(_ATTRIBUTES[what]), tuple(objects),
-                               tuple(values)) for what, (objects, values) in attributes.items()]
+                group = groups.setdefault(what, ["attr", operator.attrgetter(_ATTRIBUTES[what]),
+                                                 [], [], what, []])
+                group[2].append(owner)
+            group[3].append(label)
+            group[5].append(value)
+        self._groups = [[kind, reader, tuple(keys), tuple(labels), what, tuple(values)]
+                        for kind, reader, keys, labels, what, values in groups.values()]
         self._class_list = tuple(cls for cls, _names in self._classes.values())
         self._class_sizes = tuple(map(len, map(vars, self._class_list)))
 
-    def _unchanged(self):
-        missing = itertools.repeat(_MISSING)
-        for owner, keys, values in self._by_owner:
-            if any(map(operator.is_not, map(owner.get, keys, missing), values)):
-                return False
-        for get, objects, values in self._by_attribute:
-            if any(map(operator.is_not, map(get, objects), values)):
-                return False
-        return tuple(map(len, map(vars, self._class_list))) == self._class_sizes
+    @staticmethod
+    def _current(group):
+        kind, reader, keys = group[0], group[1], group[2]
+        if kind == "dict":
+            return map(reader.get, keys, itertools.repeat(_MISSING))
+        return map(reader, keys)
 
     def _process_state(self):
         return {"sys.settrace": sys.gettrace(), "sys.setprofile": sys.getprofile(),
@@ -234,49 +234,53 @@ class _Observer:
     # ---- the checks ---------------------------------------------------------------------
     def compare(self, where):
         """Report what changed since the snapshot; the fast path loops in C."""
+        start = self._clock()
         try:
             self._compare(where)
         finally:
-            self._compared = self._clock()
+            self._spent += self._clock() - start
 
     def _compare(self, where):
+        for group in self._groups:
+            if any(map(operator.is_not, self._current(group), group[5])):
+                self._compare_group(group, where)
+        sizes = tuple(map(len, map(vars, self._class_list)))
+        if sizes != self._class_sizes:
+            for label, (cls, names) in self._classes.items():
+                for attr in set(vars(cls)) - names:
+                    value = vars(cls)[attr]
+                    if isinstance(value, _KINDS) and not self._runner_own(value):
+                        self._problem(f"{label}.{attr} was added (seen {where})")
+                    names.add(attr)
+            self._class_sizes = sizes
         process = self._process_state()
-        if self._unchanged() and all(value is self._process[name] or value == self._process[name]
-                                     for name, value in process.items()):
-            return
-        entries = []
-        for owner, key, label, what, value in self._entries:
-            current = owner.get(key, _MISSING) if what in ("item", "attr") \
-                else getattr(owner, _ATTRIBUTES[what])
-            if current is not value:
-                # Only class attributes may be pytest's own rebinding (_runner_own): module
-                # attributes (builtins, this module's names) and code are compared strictly.
-                if what != "attr" or not self._runner_own(current):
-                    self._problem(self._change(label, what, current, where))
-                value = current
-            entries.append((owner, key, label, what, value))
-        self._entries = entries
-        for label, (cls, names) in self._classes.items():
-            for attr in set(vars(cls)) - names:
-                if isinstance(vars(cls)[attr], _KINDS) and not self._runner_own(vars(cls)[attr]):
-                    self._problem(f"{label}.{attr} was added (seen {where})")
-                names.add(attr)
         for name, value in process.items():
             if value is not self._process[name] and value != self._process[name] \
                     and not self._runner_own(value, methods=True):
                 self._problem(f"{name} was changed to {self._origin_text(value)} "
                               f"(seen {where})")
         self._process = process
-        self._index()
+
+    def _compare_group(self, group, where):
+        """Report the changed entries of a group, then take them as its new reference: a
+        change is reported once."""
+        current = tuple(self._current(group))
+        what = group[4]
+        for label, before, now in zip(group[3], group[5], current, strict=True):
+            # Only class attributes may be pytest's own rebinding (_runner_own): module
+            # attributes (builtins, this module's names) and code are compared strictly.
+            if now is not before and (what != "attr" or not self._runner_own(now)):
+                self._problem(self._change(label, what, now, where))
+        group[5] = current
 
     @staticmethod
     def _change(label, what, current, where):
         if what in ("item", "attr"):
             verb = "removed" if current is _MISSING else "replaced"
             return f"{label} was {verb} (seen {where})"
-        part = {"code": "the code", "defaults": "the defaults", "kwdefaults": "the keyword defaults",
-                "bases": "the bases"}[what]
-        return f"{part} of {label} {'were' if what != 'code' else 'was'} replaced (seen {where})"
+        if what == "code":
+            return f"the code of {label} was replaced (seen {where})"
+        return f"the bases of {label} were replaced (seen {where})"
 
     def _origin(self, obj):
         """The file of the code behind a callable, or None for built-in code."""
@@ -348,9 +352,9 @@ class _Observer:
         if call.when == "teardown":
             self._emit({"kind": "test", "nodeid": item.nodeid,
                         "raised": self._raised.pop(item.nodeid, None)})
-            # A comparison costs about a millisecond: after a test, at most one per
-            # COMPARE_EVERY_S (the checkpoints of the session compare always).
-            if self._clock() - self._compared >= COMPARE_EVERY_S:
+            # A comparison costs a millisecond or more: after a test only while comparing
+            # has taken at most COMPARE_SHARE of the session (the checkpoints always compare).
+            if self._spent <= COMPARE_SHARE * (self._clock() - self._started):
                 self.compare(f"after {item.nodeid}")
         yield
 

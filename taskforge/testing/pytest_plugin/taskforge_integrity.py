@@ -8,17 +8,23 @@ nothing from taskforge: it runs in the project's environment. At import it:
   sequence number and a MAC under the key (the grader rejects a missing, reordered, forged
   or unfinished channel);
 - snapshots the functions and classes of pytest, _pytest, pluggy, unittest, the JUnit writer's
-  ElementTree, builtins and this plugin (each function's code, defaults and the class
-  dictionaries), the trace and profile functions, the exception hooks, sys.meta_path and
-  sys.path_hooks, keeping strong references (an identity compared later cannot be reused).
+  ElementTree, builtins and this plugin (module attributes, each function's code, the class
+  dictionaries and bases), the trace and profile functions, the exception hooks,
+  sys.meta_path and sys.path_hooks, keeping strong references (an identity compared later
+  cannot be reused).
 During the session it records, for every test, whether any phase raised, read from the
 CallInfo before any report exists (a second observer the grader compares with the JUnit
-XML), and compares the snapshot after every test and at the end. Findings are written
-through the descriptor at once, so later code cannot take them back.
+XML). It compares the snapshot after collection, before the results are written and at the
+end, and after tests as long as comparing has cost at most 3% of the session; it looks for
+hook implementations, plugin-manager internals and import hooks whose code is the
+solution's (or has no file). Findings are written through the descriptor at once, so later
+code cannot take them back.
 
-What it cannot see: code that restores what it patched between two checks, or that finds
-this module's closures (key, references) through the interpreter and forges the channel.
-The canaries the grader plants are the backstop for what nobody anticipated.
+What it cannot see: code that restores what it patched between two comparisons, that reaches
+this module's state (key, references) through the interpreter and forges the channel, or
+that changes instances (a report, the session) rather than pytest's code; the second
+observer and the canaries the grader plants are the backstop for those, and for what nobody
+anticipated.
 """
 
 import builtins

@@ -53,16 +53,31 @@ def test_canaries_run_as_planted_and_are_drawn_afresh(tmp_path: Path) -> None:
     files = {c.node_id.split("::")[0] for c in first}
     assert {"tests/test_parse.py", "tests/test_cases.py"} < files and len(files) == 3
     assert any(c.node_id.count("::") == 2 for c in first if c.node_id.startswith("tests/test_cases"))
-    junit = tmp_path / "junit.xml"
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                    "-o", "junit_family=xunit1", f"--junitxml={junit}", "tests"],
-                   cwd=tmp_path / "a", capture_output=True, timeout=120)
-    outcomes, _, _ = parse_junit(junit)
-    by_name = {test_id.rsplit("::", 1)[-1].split(".")[-1]: o for test_id, o in outcomes.items()}
+    by_name = run_pytest(tmp_path / "a", sorted({c.node_id.split("::")[0] for c in first}))
     for canary in first:
         assert by_name[canary.node_id.rsplit("::", 1)[-1]] == canary.expected, canary
     # The project's own tests still pass next to them.
     assert by_name["test_parse_empty_input"] == by_name["test_parse_single"] == "passed"
+
+
+def run_pytest(root: Path, files: list[str]) -> dict[str, str]:
+    """Outcome by test name of a real pytest run of `files` (given as the grader gives them)."""
+    junit = root.parent / f"{root.name}-junit.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    f"--junitxml={junit}", *files], cwd=root, capture_output=True, timeout=120)
+    outcomes, _, _ = parse_junit(junit)
+    return {test_id.rsplit("::", 1)[-1].split(".")[-1]: o for test_id, o in outcomes.items()}
+
+
+def test_canaries_follow_the_projects_test_naming(tmp_path: Path) -> None:
+    """A project whose pytest collects `check_*` functions gets `check_*` canaries."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_functions = check_*\n")
+    (tmp_path / "tests" / "checks.py").write_text("def check_sum_of_pairs():\n    assert 1\n")
+    canaries = plant_canaries(tmp_path, ["tests/checks.py::check_sum_of_pairs"])
+    assert all(c.node_id.split("::")[-1].startswith("check_") for c in canaries)
+    by_name = run_pytest(tmp_path, sorted({c.node_id.split("::")[0] for c in canaries}))
+    assert {c.node_id.rsplit("::", 1)[-1]: c.expected for c in canaries}.items() <= by_name.items()
 
 
 def test_a_canary_reported_wrongly_or_not_at_all_disqualifies(tmp_path: Path) -> None:

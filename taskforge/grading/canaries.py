@@ -43,11 +43,14 @@ def plant_canaries(copy: Path, expected_ids: list[str],
     if not files:
         return []
     canaries: list[Canary] = []
+    prefixes = {rel: _prefix([t for t in expected_ids if t.startswith(rel + "::")])
+                for rel in files}
     for rel in rng.sample(files, min(PLANTED_FILES, len(files))):
         path = copy / rel
         source = path.read_bytes()
         words = _words(source, rel)
-        block, planted = _block(rel, words, rng, unittest_style=_uses_unittest(source))
+        block, planted = _block(rel, words, rng, prefixes[rel],
+                                unittest_style=_uses_unittest(source))
         separator = b"" if source.endswith(b"\n") or not source else b"\n"
         path.write_bytes(source + separator + b"\n\n" + block.encode())
         canaries += planted
@@ -56,7 +59,8 @@ def plant_canaries(copy: Path, expected_ids: list[str],
     stem = f"{rng.choice(words)}_{_suffix(rng)}"
     name = f"{stem}_test.py" if Path(beside).name.endswith("_test.py") else f"test_{stem}.py"
     rel = (Path(beside).parent / name).as_posix()
-    block, planted = _block(rel, words, rng, unittest_style=False, error=False)
+    block, planted = _block(rel, words, rng, prefixes[beside], unittest_style=False,
+                            error=False)
     (copy / rel).write_text(block)
     return canaries + planted
 
@@ -90,6 +94,16 @@ def _words(source: bytes, rel: str) -> list[str]:
     return sorted(words) or [Path(rel).stem.removeprefix("test_") or "case"]
 
 
+def _prefix(test_ids: list[str]) -> str:
+    """How the file's test functions are named (pytest's `python_functions` may differ from
+    `test`): `test_` unless none of them starts with it, then the first one's first word."""
+    names = [t.rsplit("::", 1)[-1].split("[", 1)[0] for t in test_ids]
+    if not names or any(n.startswith("test") for n in names):
+        return "test_"
+    first = names[0]
+    return first[:first.index("_") + 1] if "_" in first.strip("_") else first + "_"
+
+
 def _uses_unittest(source: bytes) -> bool:
     try:
         tree = ast.parse(source)
@@ -101,29 +115,31 @@ def _uses_unittest(source: bytes) -> bool:
         for node in ast.walk(tree))
 
 
-def _block(rel: str, words: list[str], rng: random.Random, *, unittest_style: bool,
-           error: bool = True) -> tuple[str, list[Canary]]:
-    """Source of the canaries for one file, and the canaries."""
+def _block(rel: str, words: list[str], rng: random.Random, prefix: str, *,
+           unittest_style: bool, error: bool = True) -> tuple[str, list[Canary]]:
+    """Source of the canaries for one file, and the canaries. Test functions are named
+    `prefix` + words + suffix; unittest methods always start with `test` (unittest's rule)."""
     def name() -> str:
         return f"{'_'.join(rng.sample(words, min(2, len(words))))}_{_suffix(rng)}"
 
     a, b = rng.randrange(10, 10_000), rng.randrange(10, 10_000)
     good, bad = name(), name()
-    lines = [f"def test_{good}():",
+    lines = [f"def {prefix}{good}():",
              f"    assert {a} + {b} == {a + b}",
              "", "",
-             f"def test_{bad}():",
+             f"def {prefix}{bad}():",
              f"    assert {b} * {a} == {a * b + rng.randrange(1, 97)}",
              ""]
-    planted = [Canary(f"{rel}::test_{good}", "passed"), Canary(f"{rel}::test_{bad}", "failed")]
+    planted = [Canary(f"{rel}::{prefix}{good}", "passed"),
+               Canary(f"{rel}::{prefix}{bad}", "failed")]
     if error:
         fixture, broken = name(), name()
         import_name = f"_pytest_{_suffix(rng)}"
         lines = [f"import pytest as {import_name}", "", "", *lines, "",
                  f"@{import_name}.fixture", f"def {fixture}():",
                  f"    raise LookupError({rng.randrange(10, 10_000)})", "", "",
-                 f"def test_{broken}({fixture}):", f"    assert {fixture} is not None", ""]
-        planted.append(Canary(f"{rel}::test_{broken}", "error"))
+                 f"def {prefix}{broken}({fixture}):", f"    assert {fixture} is not None", ""]
+        planted.append(Canary(f"{rel}::{prefix}{broken}", "error"))
     if unittest_style:
         cls = "Test" + "".join(w.capitalize() for w in rng.sample(words, min(2, len(words)))) \
             + _suffix(rng).capitalize()

@@ -347,7 +347,10 @@ def test_a_collection_break_the_recipe_allows_is_recorded_as_collateral(
     for other in tasks.values():  # one record shape for every task
         assert set(other.record["verification"]["collateral"]) == {
             "allowed", "collection_errors", "uncollected"}
-    assert task.grade(task.materialize(tmp_path / "ws0")).reward == 0.0
+    # tests/test_core.py does not import in the task state: a failure, not tampering (the
+    # canaries planted in it cannot run either).
+    untouched = task.grade(task.materialize(tmp_path / "ws0"))
+    assert (untouched.reward, untouched.tampered) == (0.0, ())
     ws = task.materialize(tmp_path / "ws1")
     apply_patch(ws, task.record["patch"])
     assert task.grade(ws).reward == 1.0

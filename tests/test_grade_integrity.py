@@ -97,6 +97,19 @@ def test_a_canary_reported_wrongly_or_not_at_all_disqualifies(tmp_path: Path) ->
     assert finding.message == f"canary {error.node_id} expected error, not reported"
 
 
+def test_canaries_of_a_file_that_failed_to_import_are_left_out(tmp_path: Path) -> None:
+    """A wrong solution that breaks a test module's import is not tampering."""
+    write_tests(tmp_path)
+    canaries = plant_canaries(tmp_path, EXPECTED)
+    outcomes = {c.node_id: c.expected for c in canaries
+                if not c.node_id.startswith("tests/test_parse.py::")}
+    outcomes["<collect>::tests.test_parse"] = "error"
+    seen = dict.fromkeys(outcomes)
+    assert canary_findings(canaries, outcomes, seen) == []
+    del outcomes["<collect>::tests.test_parse"]
+    assert len(canary_findings(canaries, outcomes, seen)) == 3
+
+
 KEY = b"k" * 32
 
 

@@ -248,10 +248,12 @@ def test_grading_removed_code(run: tuple[Summary, Path], tmp_path: Path, strateg
     instance_id = one(read_records(run[1]), strategy, deleted)["instance_id"]
     task = taskforge.load_tasks(run[1]).by_id(instance_id)
     workspace = task.materialize(tmp_path / "ws")
-    assert task.grade(workspace).reward == 0.0
+    # Tests that no longer import (the module is gone) are failures, not tampering: the
+    # canaries planted in their files cannot run either.
+    assert (task.grade(workspace).reward, task.grade(workspace).tampered) == (0.0, ())
     apply_patch(workspace, task.record["patch"])
     result = task.grade(workspace)
-    assert result.reward == 1.0, result
+    assert (result.reward, result.tampered) == (1.0, ()), result
 
 
 

@@ -69,9 +69,16 @@ def canary_findings(canaries: list[Canary], outcomes: dict[str, Outcome],
                     raised: dict[str, str | None] | None) -> list[Finding]:
     """A canary reported otherwise than planted disqualifies. `raised`: what the observer
     saw per test (None without a channel): a canary it never saw was not run, whatever the
-    JUnit XML (a missing test is reported as an error, which a must-error canary expects)."""
+    JUnit XML (a missing test is reported as an error, which a must-error canary expects).
+    Canaries of a test file that failed to import are left out: the task's own tests there
+    fail with them, and the canaries of the new module still run."""
+    broken = {test_id.removeprefix("<collect>::") for test_id in outcomes
+              if test_id.startswith("<collect>::")}
     findings = []
     for canary in canaries:
+        path = canary.node_id.split("::", 1)[0]
+        if path.removesuffix(".py").replace("/", ".") in broken:
+            continue  # its file failed to import (a wrong solution): it could not run
         got = outcomes.get(canary.node_id)
         if raised is not None and canary.node_id not in raised:
             got = None

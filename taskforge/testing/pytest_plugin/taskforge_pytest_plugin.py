@@ -116,6 +116,9 @@ def pytest_sessionfinish(session, exitstatus):
 #   `findings.jsonl` there: what code of the solution did at run time. Writes by the solution
 #   to the restored files, and by anything but pytest's junitxml to the JUnit file or to this
 #   directory, are refused.
+# TASKFORGE_INTEGRITY: the same directory, holding the per-grading `key`: the runner's
+#   integrity observer (taskforge_integrity.py) starts when this module is imported, before
+#   any project code, and writes `integrity.jsonl` there.
 
 
 def pytest_addhooks(pluginmanager):
@@ -326,7 +329,6 @@ def pytest_unconfigure(config):
 
 
 # Started last, so that the snapshot holds every function of this module.
-# TASKFORGE_INTEGRITY: the audit directory, holding the per-grading `key`.
 _observer = _install_integrity(os.environ["TASKFORGE_INTEGRITY"]) \
     if os.environ.get("TASKFORGE_INTEGRITY") else None
 _audit_finish = _install_audit(os.environ["TASKFORGE_AUDIT"]) \

@@ -90,10 +90,20 @@ PROJECT_FILES = {
     "ledger/core.py": ORIGINAL_CORE,
     "tests/__init__.py": "",
     # unittest's assertions, as many suites use them (the unittest attacks replace them).
+    # It also installs an exception hook for the whole run, as some suites do: the project's
+    # own code, which the integrity observer must not report.
     "tests/helpers.py": """\
+        import sys
         import unittest
 
         _case = unittest.TestCase()
+
+
+        def _excepthook(kind, value, traceback):
+            sys.__excepthook__(kind, value, traceback)
+
+
+        sys.excepthook = _excepthook
 
 
         def check(actual, expected):

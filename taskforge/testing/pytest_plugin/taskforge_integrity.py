@@ -181,18 +181,15 @@ class _Observer:
                   if what in ("item", "attr") and label.split(".")[0] in _RUNNER]
         self._runner_functions = {id(f): f for what, value in runner if what == "item"
                                   for f in _underlying(value) if isinstance(f, types.FunctionType)}
-        self._runner_methods = {id(f): f for _what, value in runner for f in _underlying(value)
-                                if isinstance(f, types.FunctionType)}
         return entries
 
-    def _runner_own(self, value, methods=False):
+    def _runner_own(self, value):
         """Whether `value` is made of module-level functions of pytest, as snapshotted:
         pytest rebinds some class attributes itself (legacypath's properties), always with
         such functions. A method of pytest's moved elsewhere (append_pass as append_failure)
-        is not; for the exception hooks (`methods`), pytest's own methods are."""
-        known = self._runner_methods if methods else self._runner_functions
+        is not."""
         functions = _underlying(value)
-        return bool(functions) and all(known.get(id(f)) is f for f in functions)
+        return bool(functions) and all(self._runner_functions.get(id(f)) is f for f in functions)
 
     def _index(self):
         """The snapshot in groups compared by loops in C: the items of one dictionary, or one
@@ -261,8 +258,13 @@ class _Observer:
             self._class_sizes = sizes
         process = self._process_state()
         for name, value in process.items():
-            if value is not self._process[name] and value != self._process[name] \
-                    and not self._runner_own(value, methods=True):
+            if value is self._process[name] or value == self._process[name]:
+                continue
+            # A trace function or an exception hook a project's own tests or the environment's
+            # plugins install (coverage's tracer, a conftest's excepthook) is theirs: only
+            # one whose code is the solution's, or in no file, is reported. New monitoring
+            # tools are always reported (their callbacks are not inspected).
+            if name == "sys.monitoring" or self._suspicious(value):
                 self._problem(f"{name} was changed to {self._origin_text(value)} "
                               f"(seen {where})")
         self._process = process

@@ -147,11 +147,12 @@ FAKE_JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 </testsuite></testsuites>"""
 
 
-@pytest.fixture(scope="module")
-def task(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> taskforge.Task:
-    project = make_project(tmp_path_factory.mktemp("src"), PROJECT_FILES, name="ledger")
-    recipe = write_recipe(tmp_path_factory.mktemp("recipe") / "ledger.yaml", f"""\
-        name: ledger
+def generate_task(factory: pytest.TempPathFactory, cache: Path, name: str,
+                  files: dict[str, str], symbol: str) -> taskforge.Task:
+    """The stub-function task deleting `symbol` from a project made of `files`."""
+    project = make_project(factory.mktemp(f"{name}-src"), files, name=name)
+    recipe = write_recipe(factory.mktemp(f"{name}-recipe") / f"{name}.yaml", f"""\
+        name: {name}
         seed: 0
         sources:
           - path: {project}
@@ -161,10 +162,16 @@ def task(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> taskforge.
         verify: {{repeats: 2, timeout_s: 120, full_suite: false}}
         sandbox: none
     """)
-    out = tmp_path_factory.mktemp("out") / "out"
-    taskforge.generate(recipe, out=out, cache=tf_cache)
-    (chosen,) = [t for t in taskforge.load_tasks(out)
-                 if t.record["deleted"][0]["symbol"] == "ledger.core.balance"]
+    out = factory.mktemp(f"{name}-out") / "out"
+    taskforge.generate(recipe, out=out, cache=cache)
+    (chosen,) = [t for t in taskforge.load_tasks(out) if t.record["deleted"][0]["symbol"] == symbol]
+    return chosen
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> taskforge.Task:
+    chosen = generate_task(tmp_path_factory, tf_cache, "ledger", PROJECT_FILES,
+                           "ledger.core.balance")
     assert set(chosen.record["FAIL_TO_PASS"]) == {
         "tests/test_ledger.py::test_balance_adds_amounts",
         "tests/test_ledger.py::test_balance_of_nothing_is_zero"}
@@ -856,22 +863,7 @@ TALLY_CORE = "tally/core.py"
 
 @pytest.fixture(scope="module")
 def tally_task(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> taskforge.Task:
-    project = make_project(tmp_path_factory.mktemp("tally-src"), TALLY_FILES, name="tally")
-    recipe = write_recipe(tmp_path_factory.mktemp("tally-recipe") / "tally.yaml", f"""\
-        name: tally
-        seed: 0
-        sources:
-          - path: {project}
-        strategies: [stub-function]
-        select: {{min_covering_tests: 1, min_body_lines: 3, max_tasks_per_source: 10}}
-        task: {{tests_visible: true, keep_docstrings: true}}
-        verify: {{repeats: 2, timeout_s: 120, full_suite: false}}
-        sandbox: none
-    """)
-    out = tmp_path_factory.mktemp("tally-out") / "out"
-    taskforge.generate(recipe, out=out, cache=tf_cache)
-    (chosen,) = [t for t in taskforge.load_tasks(out)
-                 if t.record["deleted"][0]["symbol"] == "tally.core.mean"]
+    chosen = generate_task(tmp_path_factory, tf_cache, "tally", TALLY_FILES, "tally.core.mean")
     assert set(chosen.record["FAIL_TO_PASS"]) == {
         "tests/test_tally.py::MeanTest::test_mean_of_two",
         "tests/test_tally.py::MeanTest::test_mean_of_one"}

@@ -17,10 +17,12 @@ from taskforge.testing.runner import environment_variables, files_of, test_argv
 
 
 def junit_key(test_id: str) -> tuple[str, str]:
-    """(classname, name) pytest's JUnit XML gives a node id: `tests/test_a.py::C::t` ->
-    (`tests.test_a.C`, `t`)."""
-    path, *rest = test_id.split("::")
-    return ".".join([path.removesuffix(".py").replace("/", "."), *rest[:-1]]), rest[-1]
+    """(classname, name) pytest's JUnit XML gives a node id: `tests/test_a.py::C::t[x]` ->
+    (`tests.test_a.C`, `t[x]`); a parameter may hold `::` itself."""
+    head, bracket, params = test_id.partition("[")
+    path, *rest = head.split("::")
+    return (".".join([path.removesuffix(".py").replace("/", "."), *rest[:-1]]),
+            rest[-1] + bracket + params)
 
 
 def naive_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:

@@ -940,8 +940,12 @@ def test_the_reference_scores_one_and_reports_nothing(task: taskforge.Task, bwra
 def test_the_untouched_workspace_scores_zero_and_reports_nothing(task: taskforge.Task,
                                                                  bwrap: Sandbox,
                                                                  tmp_path: Path) -> None:
-    result = task.grade(fresh(task, tmp_path), sandbox=bwrap)
+    ws = fresh(task, tmp_path)
+    result = task.grade(ws, sandbox=bwrap)
     assert (result.reward, result.resolved, result.tampered) == (0.0, False, ())
+    # The naive grader is not fooled by nothing: the attacks' wins are theirs.
+    (tmp_path / "naive").mkdir()
+    assert naive_reward(task, ws, tmp_path / "naive") == 0.0
     assert set(result.failed) | set(result.errors) == set(task.record["FAIL_TO_PASS"])
 
 

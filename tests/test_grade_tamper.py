@@ -31,6 +31,8 @@ from naive_grader import naive_reward
 from test_sandbox import require
 
 import taskforge
+from taskforge.cache import cache_root
+from taskforge.grade import grade_workspace
 from taskforge.sandbox import Sandbox
 
 ORIGINAL_CORE = '''\
@@ -52,27 +54,22 @@ def label_width(entries):
     return widest
 '''
 
+
+def pyproject(name: str, extra: str = "") -> str:
+    """The pyproject.toml of a setuptools package `name` with pytest as its test extra, and
+    `extra` (TOML tables) after the project's."""
+    return "\n".join([
+        "[build-system]", 'requires = ["setuptools>=61"]',
+        'build-backend = "setuptools.build_meta"', "",
+        "[project]", f'name = "{name}"', 'version = "0.1.0"', 'license = {text = "MIT"}', "",
+        "[project.optional-dependencies]", 'test = ["pytest"]', "", extra,
+        "[tool.setuptools]", f'packages = ["{name}"]', ""])
+
+
 PROJECT_FILES = {
-    "pyproject.toml": """\
-        [build-system]
-        requires = ["setuptools>=61"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "ledger"
-        version = "0.1.0"
-        license = {text = "MIT"}
-
-        [project.optional-dependencies]
-        test = ["pytest"]
-
-        # The project's own pytest plugin: grading loads it explicitly (autoloading is off).
-        [project.entry-points.pytest11]
-        ledger_fixtures = "ledger.fixtures"
-
-        [tool.setuptools]
-        packages = ["ledger"]
-    """,
+    # The project's own pytest plugin: grading loads it explicitly (autoloading is off).
+    "pyproject.toml": pyproject("ledger", '[project.entry-points.pytest11]\n'
+                                          'ledger_fixtures = "ledger.fixtures"\n'),
     "ledger/fixtures.py": """\
         import pytest
 
@@ -782,6 +779,25 @@ NAIVE_LOSES: dict[Callable[[Path], None], str] = {
 }
 
 
+# In-process attacks that the grade without the new checks (no canaries, no integrity
+# observer: what issue 13 found) scores 1.0 with nothing reported: the checks are what
+# stops them. (The others of the family also trip the audit hook: gc, sys.settrace, a
+# pytest hook's name.)
+BEAT_THE_GRADE_WITHOUT_CHECKS = {
+    runner_function_replaced_through_sys_modules, report_outcome_property_added,
+    base_report_properties_replaced, terminal_writer_rewrites_the_report,
+    junit_reporter_drops_failures, junit_xml_stripped_of_failures,
+    logxml_hands_out_a_forgiving_reporter, computed_import_swallows_exceptions,
+    unittest_assertion_replaced, unittest_equality_function_replaced,
+    builtin_import_fakes_the_helper, pluggy_hook_caller_replaced, code_object_swapped,
+}
+
+
+def grade_without_checks(task: taskforge.Task, ws: Path, box: Sandbox) -> taskforge.GradeResult:
+    return grade_workspace(task.record, ws, task.snapshot_root(), task.environment(), box,
+                           cache_root(task.cache), timeout=120, checks=False)
+
+
 @pytest.mark.parametrize("attack", list(ATTACKS), ids=lambda a: a.__name__)
 def test_attack_scores_zero_and_is_named(task: taskforge.Task, bwrap: Sandbox, tmp_path: Path,
                                          attack: Callable[[Path], None]) -> None:
@@ -792,6 +808,9 @@ def test_attack_scores_zero_and_is_named(task: taskforge.Task, bwrap: Sandbox, t
     (tmp_path / "naive").mkdir()
     naive = naive_reward(task, ws, tmp_path / "naive")
     assert naive == (0.0 if attack in NAIVE_LOSES else 1.0), "the naive grader's reward"
+    if attack in BEAT_THE_GRADE_WITHOUT_CHECKS:
+        unchecked = grade_without_checks(task, ws, bwrap)
+        assert (unchecked.reward, unchecked.tampered) == (1.0, ()), unchecked
     result = task.grade(ws, sandbox=bwrap, timeout=120)
     assert result.reward == 0.0, result
     assert result.resolved is False
@@ -807,22 +826,7 @@ def test_attack_scores_zero_and_is_named(task: taskforge.Task, bwrap: Sandbox, t
 # unittest style, whose task deletes `tally.core.mean`.
 
 TALLY_FILES = {
-    "pyproject.toml": """\
-        [build-system]
-        requires = ["setuptools>=61"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "tally"
-        version = "0.1.0"
-        license = {text = "MIT"}
-
-        [project.optional-dependencies]
-        test = ["pytest"]
-
-        [tool.setuptools]
-        packages = ["tally"]
-    """,
+    "pyproject.toml": pyproject("tally"),
     "tally/__init__.py": "",
     "tally/core.py": '''\
         def mean(values):
@@ -910,6 +914,8 @@ def test_unittest_attack_scores_zero_and_is_named(tally_task: taskforge.Task, bw
     attack(ws)
     (tmp_path / "naive").mkdir()
     assert naive_reward(tally_task, ws, tmp_path / "naive") == 1.0, "the positive control"
+    unchecked = grade_without_checks(tally_task, ws, bwrap)
+    assert (unchecked.reward, unchecked.tampered) == (1.0, ()), unchecked
     result = tally_task.grade(ws, sandbox=bwrap, timeout=120)
     assert result.reward == 0.0, result
     for expected in UNITTEST_ATTACKS[attack]:
@@ -925,6 +931,27 @@ def test_the_unittest_reference_scores_one(tally_task: taskforge.Task, bwrap: Sa
     apply_patch(ws, tally_task.record["patch"])
     result = tally_task.grade(ws, sandbox=bwrap)
     assert (result.reward, result.tampered) == (1.0, ())
+
+
+def test_a_suite_that_stops_at_its_first_failure_still_runs_every_canary(
+        tmp_path_factory: pytest.TempPathFactory, tf_cache: Path, bwrap: Sandbox,
+        tmp_path: Path) -> None:
+    """A project whose pytest stops at the first failure (`addopts = "-x"`): the must-fail
+    canaries would end the session before the task's tests and the other canaries ran, and the
+    reference would score 0. The grade runs every selected test, and a half-done solution
+    gets its true share in fraction mode."""
+    files = {**TALLY_FILES, "pyproject.toml": pyproject(
+        "tally", '[tool.pytest.ini_options]\naddopts = "-x"\n')}
+    stopping = generate_task(tmp_path_factory, tf_cache, "tally-x", files, "tally.core.mean")
+    ws = stopping.materialize(tmp_path / "ws")
+    apply_patch(ws, stopping.record["patch"])
+    result = stopping.grade(ws, sandbox=bwrap)
+    assert (result.reward, result.tampered) == (1.0, ()), result
+    half = stopping.materialize(tmp_path / "half")
+    text = (half / TALLY_CORE).read_text()
+    (half / TALLY_CORE).write_text(text.replace(STUB, "return values[0]"))
+    result = stopping.grade(half, sandbox=bwrap, mode="fraction")
+    assert (result.reward, result.tampered) == (0.5, ()), result
 
 
 def test_the_reference_scores_one_and_reports_nothing(task: taskforge.Task, bwrap: Sandbox,

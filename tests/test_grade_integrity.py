@@ -164,3 +164,20 @@ def test_a_channel_that_cannot_be_trusted_fails_closed(tmp_path: Path) -> None:
         assert channel.broken == message, (data, channel)
         (finding,) = channel_findings(channel, {"t": "passed"}, ["t"])
         assert finding.disqualifies and finding.message == message
+
+
+def test_canaries_are_never_written_through_a_link(tmp_path: Path) -> None:
+    """The grader plants canaries outside the sandbox: a test file, or a test directory, that
+    is a link (to a file outside the grading copy) gets none."""
+    outside = tmp_path / "outside"
+    write_tests(outside)
+    before = {p: p.read_bytes() for p in outside.rglob("*.py")}
+    copy = tmp_path / "copy"
+    write_tests(copy)
+    (copy / "tests" / "test_parse.py").unlink()
+    (copy / "tests" / "test_parse.py").symlink_to(outside / "tests" / "test_parse.py")
+    (copy / "more").symlink_to(outside / "tests")
+    canaries = plant_canaries(copy, [*EXPECTED, "more/test_cases.py::ParseCase::test_parse_single"])
+    assert {p: p.read_bytes() for p in outside.rglob("*.py")} == before
+    assert canaries and all(c.node_id.startswith("tests/test_") for c in canaries)
+    assert not any(c.node_id.startswith("tests/test_parse.py::") for c in canaries)

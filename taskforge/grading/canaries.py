@@ -38,8 +38,10 @@ def plant_canaries(copy: Path, expected_ids: list[str],
     """Append canaries to test files of `copy` that hold `expected_ids`, and add one new test
     module beside them; return what was planted (nothing when no test file holds them)."""
     rng = rng or secrets.SystemRandom()
-    files = [rel for rel in files_of(expected_ids)
-             if rel.endswith(".py") and is_test_file(rel) and (copy / rel).is_file()]
+    # Never through a link: the grader writes outside the sandbox, and a link could lead out
+    # of the grading copy.
+    files = [rel for rel in files_of(expected_ids) if rel.endswith(".py") and is_test_file(rel)
+             and (copy / rel).is_file() and not _linked(copy, rel)]
     if not files:
         return []
     canaries: list[Canary] = []
@@ -87,6 +89,12 @@ def canary_findings(canaries: list[Canary], outcomes: dict[str, Outcome],
             findings.append(Finding(f"canary {canary.node_id} expected {canary.expected}, {how}",
                                     True))
     return findings
+
+
+def _linked(root: Path, rel: str) -> bool:
+    """Whether `rel` or a directory on its way is a symbolic link."""
+    parts = Path(rel).parts
+    return any((root.joinpath(*parts[:n])).is_symlink() for n in range(1, len(parts) + 1))
 
 
 def _suffix(rng: random.Random) -> str:

@@ -12,6 +12,10 @@ nothing from taskforge: it runs in the project's environment. At import it:
   dictionaries and bases), the trace and profile functions, the exception hooks,
   sys.meta_path and sys.path_hooks, keeping strong references (an identity compared later
   cannot be reused).
+After collection it adds the test code to the snapshot (watch_test_code): the modules of the
+tests, conftests and their helpers, the classes defined there, and the callables held by
+their module-level objects (an assertion helper's TestCase), where the tests' own changes
+are told apart from the solution's by where the new code comes from.
 During the session it records, for every test, whether any phase raised, read from the
 CallInfo before any report exists (a second observer the grader compares with the JUnit
 XML). It compares the snapshot after collection, before the results are written and at the
@@ -22,9 +26,10 @@ code cannot take them back.
 
 What it cannot see: code that restores what it patched between two comparisons, that reaches
 this module's state (key, references) through the interpreter and forges the channel, or
-that changes instances (a report, the session) rather than pytest's code; the second
-observer and the canaries the grader plants are the backstop for those, and for what nobody
-anticipated.
+that changes instances (a report, the session) rather than pytest's code; what the solution
+did to the test code while it was being imported (before the end of collection); a test
+object's callable replaced by one of an installed library's (a Mock); the second observer and
+the canaries the grader plants are the backstop for those, and for what nobody anticipated.
 """
 
 import builtins
@@ -67,6 +72,7 @@ _RUNNER = ("_pytest", "pytest", "pluggy")
 COMPARE_SHARE = 0.03
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
 _ATTRIBUTES = {"code": "__code__", "bases": "__bases__"}
+_IN_DICTS = ("item", "attr", "object", "test")  # entries read from a dictionary
 
 
 def _underlying(value):
@@ -88,21 +94,22 @@ def _tracked(name):
     return any(name == root or name.startswith(root + ".") for root in _TRACKED)
 
 
-def install(directory, solution_files, workspace):
-    """Start observing; return the plugin object (hooks) to register with pytest."""
+def install(directory, solution_files, workspace, test_files=()):
+    """Start observing; return the plugin object (hooks) to register with pytest.
+    `test_files`: real paths of the grading copy's tests, conftests and their helpers."""
     key_path = os.path.join(directory, "key")
     with open(key_path, "rb") as handle:
         key = handle.read()
     os.remove(key_path)
     fd = os.open(os.path.join(directory, "integrity.jsonl"),
                  os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    return _Observer(key, fd, frozenset(solution_files), workspace)
+    return _Observer(key, fd, frozenset(solution_files), workspace, frozenset(test_files))
 
 
 class _Observer:
     """Hooks of the observer; everything it relies on was captured in __init__."""
 
-    def __init__(self, key, fd, solution, workspace):
+    def __init__(self, key, fd, solution, workspace, test_files):
         self._write = os.write
         self._json = json.dumps
         self._mac = blake2b
@@ -112,14 +119,16 @@ class _Observer:
         self._lock = threading.Lock()
         self._solution = solution
         self._workspace = workspace
+        self._test_files = test_files
+        self._groups = []
+        self._watched_modules = set()
+        self._namespaces = []  # (label, a class's or an object's dictionary, its keys, rule)
         self._seen = set()
         self._raised = {}
         self._clock = time.perf_counter
         self._started = self._clock()
         self._spent = 0.0
-        self._entries = self._snapshot()
-        self._index()
-        del self._entries  # the groups hold them
+        self._index(self._snapshot())
         self._process = self._process_state()
         self._import_hooks = (*sys.meta_path, *sys.path_hooks)
         self._hookimpls_checked = set()
@@ -146,19 +155,32 @@ class _Observer:
         "code" (owner is a function) or "bases" (a class). Functions' defaults are not
         compared (a third of the cost, and a changed default of pytest's shows in the canaries
         or the second observer)."""
+        modules = [(name, module) for name, module in list(sys.modules.items())
+                   if _tracked(name) and isinstance(module, types.ModuleType)]
+        entries = self._entries_of(modules, lambda cls: _tracked(cls.__module__ or ""),
+                                   lambda function: True)
+        runner = [(what, value) for _o, _k, label, what, value in entries
+                  if what in ("item", "attr") and label.split(".")[0] in _RUNNER]
+        self._runner_functions = {id(f): f for what, value in runner if what == "item"
+                                  for f in _underlying(value) if isinstance(f, types.FunctionType)}
+        return entries
+
+    def _entries_of(self, modules, own_class, own_code, test_code=False):
+        """The entries of `modules`: their functions and classes, the dictionaries and bases
+        of the classes `own_class` accepts (also watched for attributes added), the code of
+        the functions `own_code` accepts. `test_code`: changes are judged by the "test" rule
+        (see _reported), else strictly ("item") or as pytest's own ("attr", "class")."""
+        item, attr_rule, added = ("test",) * 3 if test_code else ("item", "attr", "class")
         entries = []
         classes = {}
-        for name, module in list(sys.modules.items()):
-            if not _tracked(name) or not isinstance(module, types.ModuleType):
-                continue
-            entries.append((sys.modules, name, name, "item", module))
+        for name, module in modules:
+            entries.append((sys.modules, name, name, item, module))
             for attr, value in list(vars(module).items()):
                 if (name, attr) in _VOLATILE or not isinstance(value, _KINDS):
                     continue
-                entries.append((vars(module), attr, f"{name}.{attr}", "item", value))
+                entries.append((vars(module), attr, f"{name}.{attr}", item, value))
                 # Built-in (static) types cannot be changed: only classes defined in Python.
-                if isinstance(value, type) and value.__flags__ & _HEAPTYPE \
-                        and _tracked(getattr(value, "__module__", "") or ""):
+                if isinstance(value, type) and value.__flags__ & _HEAPTYPE and own_class(value):
                     classes[id(value)] = value
         for cls in classes.values():
             label = f"{cls.__module__}.{cls.__qualname__}"
@@ -166,22 +188,65 @@ class _Observer:
             namespace = vars(cls)  # one live view per class: the entries group by owner
             for attr, value in list(namespace.items()):
                 if isinstance(value, _KINDS):
-                    entries.append((namespace, attr, f"{label}.{attr}", "attr", value))
+                    entries.append((namespace, attr, f"{label}.{attr}", attr_rule, value))
+            self._namespaces.append((label, namespace, set(namespace), added))
         functions = {}  # each function once, under the first name it was found by
         for _owner, _key, label, what, value in list(entries):
             if what != "bases":
                 for function in _underlying(value):
-                    if isinstance(function, types.FunctionType):
+                    if isinstance(function, types.FunctionType) and own_code(function):
                         functions.setdefault(id(function), (function, label))
         for function, label in functions.values():
             entries.append((function, None, label, "code", function.__code__))
-        self._classes = {label: (cls, set(vars(cls))) for cls in classes.values()
-                         for label in [f"{cls.__module__}.{cls.__qualname__}"]}
-        runner = [(what, value) for _o, _k, label, what, value in entries
-                  if what in ("item", "attr") and label.split(".")[0] in _RUNNER]
-        self._runner_functions = {id(f): f for what, value in runner if what == "item"
-                                  for f in _underlying(value) if isinstance(f, types.FunctionType)}
         return entries
+
+    def watch_test_code(self):
+        """Add the test code, imported by now, to the snapshot: the modules of the grading
+        copy's tests, conftests and helpers (their functions and classes, those classes'
+        dictionaries, the code of functions defined there), and the dictionaries of objects
+        they hold at module level (an assertion helper's TestCase instance), where a
+        callable added or replaced by the solution's code, or a built-in one, is reported.
+        The solution's code, which these modules import, may already have run: what it did
+        to them while they were being imported is not seen."""
+        modules, holders = [], []
+        for name, module in list(sys.modules.items()):
+            if not isinstance(module, types.ModuleType) or name in self._watched_modules:
+                continue
+            filename = getattr(module, "__file__", None)
+            if not isinstance(filename, str) or os.path.realpath(filename) not in self._test_files:
+                continue
+            self._watched_modules.add(name)
+            modules.append((name, module))
+            for attr, value in list(vars(module).items()):
+                namespace = getattr(value, "__dict__", None)
+                if type(namespace) is dict and not isinstance(value, (*_KINDS, types.ModuleType)) \
+                        and self._harness_object(value):
+                    holders.append((f"{name}.{attr}", namespace))
+        entries = self._entries_of(modules, lambda cls: cls.__module__ in self._watched_modules,
+                                   lambda f: os.path.realpath(f.__code__.co_filename)
+                                   in self._test_files, test_code=True)
+        for label, namespace in holders:
+            for attr, value in list(namespace.items()):
+                if isinstance(value, _KINDS):
+                    entries.append((namespace, attr, f"{label}.{attr}", "object", value))
+            self._namespaces.append((label, namespace, set(namespace), "object"))
+        self._index(entries)
+
+    def _harness_object(self, value):
+        """Whether a module-level object of the test code belongs to the harness: its class
+        comes from the test code, the standard library or another installed package (an
+        assertion helper's TestCase), not from the project (the solution's to change), pytest
+        or unittest.mock (their objects change as they are used)."""
+        module_name = type(value).__module__ or ""
+        if any(module_name == root or module_name.startswith(root + ".")
+               for root in ("_pytest", "pytest", "pluggy", "unittest.mock")):
+            return False
+        filename = getattr(sys.modules.get(module_name), "__file__", None)
+        if not isinstance(filename, str):
+            return True
+        path = os.path.realpath(filename)
+        return path in self._test_files or \
+            not path.startswith(os.path.realpath(self._workspace) + os.sep)
 
     def _runner_own(self, value):
         """Whether `value` is made of module-level functions of pytest, as snapshotted:
@@ -191,13 +256,13 @@ class _Observer:
         functions = _underlying(value)
         return bool(functions) and all(self._runner_functions.get(id(f)) is f for f in functions)
 
-    def _index(self):
-        """The snapshot in groups compared by loops in C: the items of one dictionary, or one
-        attribute (code, bases) of many objects. Each group: [kind, reader, keys or objects,
-        labels, what, reference values]."""
+    def _index(self, entries):
+        """Add `entries` to the groups compared by loops in C: the items of one dictionary,
+        or one attribute (code, bases) of many objects. Each group: [kind, reader, keys or
+        objects, labels, what, reference values]."""
         groups = {}
-        for owner, key, label, what, value in self._entries:
-            if what in ("item", "attr"):
+        for owner, key, label, what, value in entries:
+            if what in _IN_DICTS:
                 group = groups.setdefault(id(owner), ["dict", owner, [], [], what, []])
                 group[2].append(key)
             else:
@@ -206,10 +271,9 @@ class _Observer:
                 group[2].append(owner)
             group[3].append(label)
             group[5].append(value)
-        self._groups = [[kind, reader, tuple(keys), tuple(labels), what, tuple(values)]
-                        for kind, reader, keys, labels, what, values in groups.values()]
-        self._class_list = tuple(cls for cls, _names in self._classes.values())
-        self._class_sizes = tuple(map(len, map(vars, self._class_list)))
+        self._groups += [[kind, reader, tuple(keys), tuple(labels), what, tuple(values)]
+                         for kind, reader, keys, labels, what, values in groups.values()]
+        self._sizes = tuple(len(n[1]) for n in self._namespaces)
 
     @staticmethod
     def _current(group):
@@ -247,15 +311,15 @@ class _Observer:
         for group in self._groups:
             if any(map(operator.is_not, self._current(group), group[5])):
                 self._compare_group(group, where)
-        sizes = tuple(map(len, map(vars, self._class_list)))
-        if sizes != self._class_sizes:
-            for label, (cls, names) in self._classes.items():
-                for attr in set(vars(cls)) - names:
-                    value = vars(cls)[attr]
-                    if isinstance(value, _KINDS) and not self._runner_own(value):
+        sizes = tuple(len(n[1]) for n in self._namespaces)
+        if sizes != self._sizes:
+            for label, namespace, names, rule in self._namespaces:
+                for attr in set(namespace) - names:
+                    value = namespace.get(attr)
+                    if self._reported(rule, value):
                         self._problem(f"{label}.{attr} was added (seen {where})")
                     names.add(attr)
-            self._class_sizes = sizes
+            self._sizes = sizes
         process = self._process_state()
         for name, value in process.items():
             if value is self._process[name] or value == self._process[name]:
@@ -275,15 +339,47 @@ class _Observer:
         current = tuple(self._current(group))
         what = group[4]
         for label, before, now in zip(group[3], group[5], current, strict=True):
-            # Only class attributes may be pytest's own rebinding (_runner_own): module
-            # attributes (builtins, this module's names) and code are compared strictly.
-            if now is not before and (what != "attr" or not self._runner_own(now)):
+            if now is not before and self._reported(what, now):
                 self._problem(self._change(label, what, now, where))
         group[5] = current
 
+    def _reported(self, what, value):
+        """Whether a changed or added entry is reported. Module attributes (builtins, this
+        module's names) and code are compared strictly; a class attribute of the runner,
+        replaced or added, may be pytest's own rebinding (_runner_own); the test code's
+        modules and classes ("test") may be changed by the tests with their own code; an
+        attribute of a module-level object of the test code ("object") is reported only when
+        it is code of the solution's, of no file, or built in (what the object's own class or
+        library code stores there is theirs)."""
+        if what == "attr":
+            return not self._runner_own(value)
+        if what == "class":
+            return isinstance(value, _KINDS) and not self._runner_own(value)
+        if what == "object":
+            return isinstance(value, _KINDS) and (
+                isinstance(_underlying(value)[0], types.BuiltinFunctionType)
+                or bool(self._suspicious(value)))
+        if what == "test":
+            return self._foreign_to_tests(value)
+        return True
+
+    def _foreign_to_tests(self, value):
+        """A test module's attribute or a test class's, replaced or added: reported when it
+        was removed, or when it is callable code not written in the test files (a class: only
+        one of the solution's), since the tests rebind their own names with their own code."""
+        if value is _MISSING:
+            return True
+        if not callable(value):
+            return False
+        if isinstance(value, type):
+            filename = getattr(sys.modules.get(value.__module__), "__file__", None)
+            return isinstance(filename, str) and os.path.realpath(filename) in self._solution
+        filename = self._origin(value)
+        return filename is None or os.path.realpath(filename) not in self._test_files
+
     @staticmethod
     def _change(label, what, current, where):
-        if what in ("item", "attr"):
+        if what in _IN_DICTS:
             verb = "removed" if current is _MISSING else "replaced"
             return f"{label} was {verb} (seen {where})"
         if what == "code":
@@ -369,6 +465,7 @@ class _Observer:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_finish(self, session):
         self.compare("after collection")
+        self.watch_test_code()
         self.check_runner(session.config, "after collection")
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)

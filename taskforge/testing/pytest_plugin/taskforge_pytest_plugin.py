@@ -138,19 +138,21 @@ def _junit_path():
     return None
 
 
+def _listed(directory, name):
+    """The real paths of the workspace-relative paths listed in `directory/name`."""
+    root = os.getcwd()
+    with open(os.path.join(directory, name), encoding="utf-8") as handle:
+        return {os.path.realpath(os.path.join(root, line))
+                for line in handle.read().split("\n") if line}
+
+
 def _install_audit(directory):
     import atexit
     import hashlib
 
     root = os.getcwd()
-
-    def lines(name):
-        with open(os.path.join(directory, name), encoding="utf-8") as handle:
-            return {os.path.realpath(os.path.join(root, line))
-                    for line in handle.read().split("\n") if line}
-
-    solution = frozenset(lines("solution.txt"))
-    protected = frozenset(lines("protected.txt"))
+    solution = frozenset(_listed(directory, "solution.txt"))
+    protected = frozenset(_listed(directory, "protected.txt"))
     out = os.path.join(directory, "findings.jsonl")
     junit = _junit_path()
     guarded_dir = os.path.realpath(directory) + os.sep
@@ -312,11 +314,8 @@ def _install_integrity(directory):
     hook: it deletes the key file, which the audit hook would refuse."""
     from taskforge_integrity import install
 
-    root = os.getcwd()
-    with open(os.path.join(directory, "solution.txt"), encoding="utf-8") as handle:
-        solution = {os.path.realpath(os.path.join(root, line))
-                    for line in handle.read().split("\n") if line}
-    return install(directory, solution, root)
+    return install(directory, _listed(directory, "solution.txt"), os.getcwd(),
+                   _listed(directory, "protected.txt"))
 
 
 @pytest.hookimpl(trylast=True)

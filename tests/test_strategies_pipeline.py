@@ -250,7 +250,8 @@ def test_grading_removed_code(run: tuple[Summary, Path], tmp_path: Path, strateg
     workspace = task.materialize(tmp_path / "ws")
     # Tests that no longer import (the module is gone) are failures, not tampering: the
     # canaries planted in their files cannot run either.
-    assert (task.grade(workspace).reward, task.grade(workspace).tampered) == (0.0, ())
+    untouched = task.grade(workspace)
+    assert (untouched.reward, untouched.tampered) == (0.0, ())
     apply_patch(workspace, task.record["patch"])
     result = task.grade(workspace)
     assert (result.reward, result.tampered) == (1.0, ()), result

@@ -11,7 +11,8 @@ nothing from taskforge: it runs in the project's environment. At import it:
   ElementTree, builtins and this plugin (module attributes, each function's code, the class
   dictionaries and bases), the trace and profile functions, the exception hooks,
   sys.meta_path and sys.path_hooks, keeping strong references (an identity compared later
-  cannot be reused).
+  cannot be reused), and threading's (where only the solution's code counts);
+- wraps threading's excepthook invoker, to check threading.excepthook when a thread raises.
 After collection it adds the test code to the snapshot (watch_test_code): the modules of the
 tests, conftests and their helpers, the classes defined there, and the callables held by
 their module-level objects (an assertion helper's TestCase), where the tests' own changes
@@ -72,7 +73,7 @@ _RUNNER = ("_pytest", "pytest", "pluggy")
 COMPARE_SHARE = 0.03
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
 _ATTRIBUTES = {"code": "__code__", "bases": "__bases__"}
-_IN_DICTS = ("item", "attr", "object", "test")  # entries read from a dictionary
+_IN_DICTS = ("item", "attr", "object", "test", "foreign")  # entries read from a dictionary
 
 
 def _underlying(value):
@@ -128,6 +129,7 @@ class _Observer:
         self._clock = time.perf_counter
         self._started = self._clock()
         self._spent = 0.0
+        self._watch_thread_exceptions()
         self._index(self._snapshot())
         self._process = self._process_state()
         self._import_hooks = (*sys.meta_path, *sys.path_hooks)
@@ -148,6 +150,29 @@ class _Observer:
             self._seen.add(message)
             self._emit({"kind": "problem", "message": message})
 
+    def _watch_thread_exceptions(self):
+        """Check threading.excepthook when a thread raises, not only at the comparisons: a hook
+        swapped in and put back around one failure is gone by then. Every thread's hook
+        invoker comes from threading._make_invoke_excepthook: it is wrapped (before the
+        snapshot, so the wrapper is the reference)."""
+        make = getattr(threading, "_make_invoke_excepthook", None)
+        if make is None:
+            return
+        module, observer = threading, self
+
+        def make_invoke_excepthook():
+            invoke = make()
+
+            def invoke_excepthook(thread):
+                hook = module.excepthook
+                if observer._suspicious(hook):
+                    observer._problem(f"threading.excepthook was changed to "
+                                      f"{observer._origin_text(hook)} (seen when a thread raised)")
+                invoke(thread)
+            return invoke_excepthook
+
+        threading._make_invoke_excepthook = make_invoke_excepthook
+
     # ---- the snapshot -------------------------------------------------------------------
     def _snapshot(self):
         """(owner, key, label, what, reference): `what` is "item" (owner[key], owner a
@@ -159,18 +184,24 @@ class _Observer:
                    if _tracked(name) and isinstance(module, types.ModuleType)]
         entries = self._entries_of(modules, lambda cls: _tracked(cls.__module__ or ""),
                                    lambda function: True)
+        # threading: what runs a test's worker threads and hands their exceptions to pytest.
+        # gevent and the like replace its parts for good: only the solution's code, or code
+        # of no file, in its place is reported.
+        entries += self._entries_of([("threading", threading)],
+                                    lambda cls: cls.__module__ == "threading",
+                                    lambda function: True, rule="foreign")
         runner = [(what, value) for _o, _k, label, what, value in entries
                   if what in ("item", "attr") and label.split(".")[0] in _RUNNER]
         self._runner_functions = {id(f): f for what, value in runner if what == "item"
                                   for f in _underlying(value) if isinstance(f, types.FunctionType)}
         return entries
 
-    def _entries_of(self, modules, own_class, own_code, test_code=False):
+    def _entries_of(self, modules, own_class, own_code, rule=None):
         """The entries of `modules`: their functions and classes, the dictionaries and bases
         of the classes `own_class` accepts (also watched for attributes added), the code of
-        the functions `own_code` accepts. `test_code`: changes are judged by the "test" rule
-        (see _reported), else strictly ("item") or as pytest's own ("attr", "class")."""
-        item, attr_rule, added = ("test",) * 3 if test_code else ("item", "attr", "class")
+        the functions `own_code` accepts. Changes are judged by `rule` (see _reported), by
+        default strictly ("item") or as pytest's own ("attr", "class")."""
+        item, attr_rule, added = (rule,) * 3 if rule else ("item", "attr", "class")
         entries = []
         classes = {}
         for name, module in modules:
@@ -224,7 +255,7 @@ class _Observer:
                     holders.append((f"{name}.{attr}", namespace))
         entries = self._entries_of(modules, lambda cls: cls.__module__ in self._watched_modules,
                                    lambda f: os.path.realpath(f.__code__.co_filename)
-                                   in self._test_files, test_code=True)
+                                   in self._test_files, rule="test")
         for label, namespace in holders:
             for attr, value in list(namespace.items()):
                 if isinstance(value, _KINDS):
@@ -350,7 +381,8 @@ class _Observer:
         modules and classes ("test") may be changed by the tests with their own code; an
         attribute of a module-level object of the test code ("object") is reported only when
         it is code of the solution's, of no file, or built in (what the object's own class or
-        library code stores there is theirs)."""
+        library code stores there is theirs); threading's ("foreign") only when it is the
+        solution's code or of no file."""
         if what == "attr":
             return not self._runner_own(value)
         if what == "class":
@@ -361,6 +393,8 @@ class _Observer:
                 or bool(self._suspicious(value)))
         if what == "test":
             return self._foreign_to_tests(value)
+        if what == "foreign":
+            return value is _MISSING or bool(self._suspicious(value))
         return True
 
     def _foreign_to_tests(self, value):
@@ -377,8 +411,9 @@ class _Observer:
         filename = self._origin(value)
         return filename is None or os.path.realpath(filename) not in self._test_files
 
-    @staticmethod
-    def _change(label, what, current, where):
+    def _change(self, label, what, current, where):
+        if what == "foreign" and current is not _MISSING:
+            return f"{label} was replaced with {self._origin_text(current)} (seen {where})"
         if what in _IN_DICTS:
             verb = "removed" if current is _MISSING else "replaced"
             return f"{label} was {verb} (seen {where})"

@@ -506,6 +506,18 @@ def stats(directory: str, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("directory", type=click.Path())
+@click.option("--out", "dest", type=click.Path(), default=None,
+              help="The HTML file to write (default: DIRECTORY/report.html).")
+def report(directory: str, dest: str | None) -> None:
+    """Write one self-contained HTML page of DIRECTORY (the shards of one run or of many
+    jobs): funnel, yield, difficulty, time per stage, task cards. It needs no network."""
+    from taskforge.report import write_report
+
+    click.echo(str(write_report(directory, dest)))
+
+
+@cli.command()
+@click.argument("directory", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["swebench", "harbor"]), required=True)
 @click.option("--out", "dest", type=click.Path(), required=True,
               help="swebench: a .jsonl file; harbor: a new directory, one task directory each.")

@@ -19,16 +19,18 @@ from taskforge.executors import get_executor
 from taskforge.ingest import IngestedSource, ingest_sources
 from taskforge.model import Candidate
 from taskforge.recipe import Recipe, load_recipe
+from taskforge.report import report_after_run
 from taskforge.sandbox import Sandbox, get_sandbox
-from taskforge.store.manifest import write_manifests
+from taskforge.store.manifest import FUNNEL_STAGES, TIMED_STAGES, write_manifests
 from taskforge.store.shards import Journal, remove_partial_writes, shard_name, write_shard
 from taskforge.store.snapshots import export_snapshot
 from taskforge.store.strategies import count_strategies, strategy_table
 from taskforge.taskmaker import Screened, make_task, run_timeout, screen_candidates
 
-FUNNEL_STAGES = ("candidates", "tried", "deleted", "verified", "emitted")
 # Rejections that happen before anything is deleted.
 NOT_DELETED = ("not-found", "no-change", "unparsable")
+# A source's flaky and failing tests are listed by name up to this many of each.
+MAX_LISTED_TESTS = 200
 
 
 @dataclass
@@ -150,15 +152,19 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
     records: list[dict[str, Any]] = []
     rejections: Counter[str] = Counter()
     all_tried: list[dict[str, Any]] = []
+    timing: dict[str, dict[str, float]] = {}  # snapshot -> stage -> seconds (TIMED_STAGES)
     budget = limit
     for source, share, ordered in plan:
         # Without --limit every selected candidate is tried; with it (unsharded runs only) the
         # run stops at the first `limit` tasks of the seeded order.
         cap = len(ordered) if budget is None else budget
         started = time.monotonic()
+        spent: Counter[str] = Counter()
         emitted, tried = _run_source(source, ordered, cap, recipe, strategies, box, cache_dir,
-                                     pool, journal, progress, seed)
+                                     pool, journal, progress, seed, spent)
         verify_seconds = round(time.monotonic() - started, 1)
+        timing[source.snapshot.id] = {stage: round({**source.seconds, **spent}.get(stage, 0.0), 3)
+                                      for stage in TIMED_STAGES}
         all_tried += tried
         for entry in tried:
             funnel["tried"] += 1
@@ -178,10 +184,16 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
             "snapshot": source.snapshot.id, "commit": source.snapshot.commit,
             "license": source.snapshot.license, "tests": len(source.baseline.tests),
             "stable": len(source.baseline.stable), "flaky": len(source.baseline.flaky),
+            "failing": len(source.baseline.failing),
+            # Names of the tests the baseline left out of PASS_TO_PASS (a long list is cut).
+            "flaky_tests": list(source.baseline.flaky[:MAX_LISTED_TESTS]),
+            "failing_tests": list(source.baseline.failing[:MAX_LISTED_TESTS]),
             "baseline_seconds": list(source.baseline.run_seconds),
             "env_build_seconds": source.env.build_seconds,
             "candidates": share, "selected": len(ordered), "tried": len(tried),
             "emitted": len(emitted),
+            "rejections": dict(sorted(Counter(e["reason"] for e in tried
+                                              if e["status"] == "rejected").items())),
             "verify_seconds": verify_seconds,
             "seconds_per_task": round(verify_seconds / len(emitted), 2) if emitted else None})
         if emitted:
@@ -202,18 +214,23 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
         "rejections": summary.rejections, "strategies": counts,
         "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
         "warnings": summary.warnings,
+        # The manifest's only timing field: what must not be compared across reruns.
+        "timing": timing,
     })
+    summary.warnings += report_after_run(out_dir)
     return summary
 
 
 def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, recipe: Recipe,
                 strategies: dict, box: Sandbox, cache: Path, pool: Any, journal: Journal,
-                progress: Progress, seed: int) -> tuple[list[dict], list[dict]]:
+                progress: Progress, seed: int, spent: Counter[str]) -> tuple[list[dict], list[dict]]:
     """Verify candidates in their seeded order until `cap` tasks are emitted.
 
     Work goes in waves: the wave is screened by the forking fast path, then what survives
     is confirmed on real workspaces. The emitted tasks are the first `cap` successes in the
     seeded order, so the result depends neither on timing nor on the number of workers.
+    `spent` gathers this run's seconds: the screen's and the confirmation's wall clock, and
+    the leak scans' share of the confirmation (summed over the tasks' workers).
     """
     results: dict[str, dict[str, Any]] = {}
     position = 0
@@ -250,9 +267,11 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
                 todo.append(candidate)
         if todo:
             progress.log(f"{source.snapshot.name}: screening {len(todo)} candidates")
+        screen_started = time.monotonic()
         verdicts = screen_candidates(source, todo, repeats=recipe.verify.repeats,
                                      timeout=timeout, sandbox=box, cache=cache,
                                      pool=pool)
+        spent["screen"] += time.monotonic() - screen_started
         confirm = []
         for candidate in todo:
             verdict = verdicts[candidate.key]
@@ -280,9 +299,13 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
         for start in range(0, len(confirm), pool.workers):
             if emitted_so_far() >= cap:
                 break
+            confirm_started = time.monotonic()
             for (candidate, _screened), entry in pool.map_unordered(
                     job, confirm[start:start + pool.workers]):
                 finish(candidate, entry)
+                if entry["status"] == "emitted":
+                    spent["scan"] += entry["record"]["verification"]["scan_seconds"]
+            spent["confirmation"] += time.monotonic() - confirm_started
     tried = [results[c.key] for c in ordered[:position] if c.key in results]
     emitted = [e["record"] for e in tried if e["status"] == "emitted"][:cap]
     return emitted, tried

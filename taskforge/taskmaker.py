@@ -6,6 +6,7 @@ import datetime as dt
 import os
 import re
 import shlex
+import time
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -314,11 +315,13 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
             raise Rejected("audit-disagrees", problems[0])
         audit = {"ran": True, "tests": len(source.baseline.stable), "disagreements": 0}
     # The leak scan, on a fresh workspace exactly as the agent gets it, and its environment.
+    scan_started = time.monotonic()
     with scratch_dir(cache, prefix="scan-") as scratch:
         workspace, removed = materialize_record({"deletion_patch": task_patch},
                                                 source.snapshot.root, scratch / "workspace")
         sanitizer = sanitize_and_scan(workspace, source.env.venv, fingerprints,
                                       tracked_paths(source.snapshot.root), sanitized=removed)
+    scan_seconds = time.monotonic() - scan_started
     statement = problem_statement(deletion.statement_facts, fail_to_pass, options.statement)
     quoted = quotes_body(statement, deleted_lines(deletion_patch),
                          allowed=deletion.statement_facts.get("quotable", ()))
@@ -359,6 +362,7 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
             "null_solutions": {NULL_BODIES[b]: c for b, c in nulls.items()},
             "audit": audit,
             "runs": labels.runs,
+            "scan_seconds": round(scan_seconds, 3),  # the leak scan's part of confirmation
         },
         "sanitizer": sanitizer,
         "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -101,7 +101,8 @@ def write_shard(out: Path, index: int, count: int, records: list[dict[str, Any]]
 def remove_partial_writes(out: Path, index: int, count: int) -> None:
     """Remove the temporary files a killed run left while writing this shard or its manifest
     (never visible to readers: they are renamed into place only once complete)."""
-    for prefix in (shard_name(index, count), manifest_name(index, count), "manifest.json"):
+    for prefix in (shard_name(index, count), manifest_name(index, count), "manifest.json",
+                   "report.html"):
         for leftover in out.glob(f"{prefix}.*.tmp"):
             leftover.unlink(missing_ok=True)
 

@@ -134,6 +134,10 @@ def test_filtering_task_cards(visit: Visit, records: list[dict]) -> None:
     page.fill("#task-filter", "no-task-mentions-this")
     assert page.evaluate(VISIBLE_CARDS) == []
     page.fill("#task-filter", "")
+    page.select_option("#strategy-filter", target["strategy"])
+    assert sorted(page.evaluate(VISIBLE_CARDS)) == sorted(
+        r["instance_id"] for r in records if r["strategy"] == target["strategy"])
+    page.select_option("#strategy-filter", "")
     # The source filter keeps that source's tasks.
     repo = target["repo"]
     page.select_option("#repo-filter", repo)

@@ -5,7 +5,7 @@
 // all numbers (a trailing % allowed, "-" for none) sort as numbers.
 function sortValue(cell) {
   const text = cell.textContent.trim();
-  const number = parseFloat(text.replace(/%$/, ""));
+  const number = text === "" ? NaN : Number(text.replace(/%$/, ""));
   return { text, number: text === "-" ? -Infinity : number };
 }
 

@@ -441,7 +441,8 @@ def grade(tasks: str, instance_id: str, workspace: str, as_json: bool, mode: str
 @cache_option
 def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float, sandbox: str,
            cache: str | None) -> None:
-    """Re-verify tasks from scratch; exit 1 if any does not verify."""
+    """Re-verify tasks from scratch: every gate `generate` ran (labels, trivial-solution,
+    collection-breaks, leak-scan); exit 1 if any task fails one."""
     from taskforge.tasks import load_tasks
 
     taskset = load_tasks(tasks, cache)
@@ -450,7 +451,8 @@ def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float
     failures = 0
     for n, task in enumerate(chosen, 1):
         problems = task.reverify(sandbox=box, full_suite=full_suite, timeout=timeout)
-        status = "ok" if not problems else "FAILED: " + "; ".join(problems)
+        gates = sorted({p.split(":", 1)[0] for p in problems})
+        status = "ok" if not problems else f"FAILED {', '.join(gates)}: " + "; ".join(problems)
         failures += bool(problems)
         click.echo(f"[{n}/{len(chosen)}] {task.instance_id}: {status}")
     click.echo(f"{len(chosen) - failures} verified, {failures} failed")

@@ -28,7 +28,7 @@ from taskforge.errors import Rejected
 from taskforge.patches import diff_texts
 from taskforge.sanitize import UNDECIDED, Fingerprints, sanitize_and_scan
 from taskforge.sanitize.bytecode import MAGIC
-from taskforge.sanitize.containers import Budget, Context, expand
+from taskforge.sanitize.containers import Budget, Context, ScanBudget, expand
 from taskforge.sanitize.fingerprints import Fingerprint
 from taskforge.store.snapshots import export_snapshot
 
@@ -295,3 +295,26 @@ def test_honest_big_files_stay_clean(tmp_path: Path) -> None:
     record = sanitize_and_scan(ws, None, fingerprints())
     assert record["leak_scan"]["clean"] and record["leak_scan"]["undecided"] == []
     shutil.rmtree(ws)
+
+
+def test_bytes_that_only_look_like_a_zip_end_record_are_no_container() -> None:
+    """A binary with `PK\\5\\6` in its last KB by chance (no zip at its start) is an ordinary
+    file; a file that starts as a zip and is not one is undecided."""
+    binary = b"\x7fELF" + os.urandom(4096) + b"PK\x05\x06" + os.urandom(100)
+    ctx = Context()
+    assert list(expand(binary, ctx, Budget())) == [] and ctx.undecided == []
+    ctx = Context()
+    list(expand(b"PK\x03\x04" + os.urandom(4096), ctx, Budget()))
+    assert ctx.undecided and "cannot decode" in ctx.undecided[0][1]
+
+
+def test_the_scan_budget_is_shared_by_every_file() -> None:
+    """Each file within its own budget, the scan's runs out: the file that spends it is
+    undecided (many small bombs cost no more than one big one)."""
+    bomb = gzip_bomb(2 * MB)
+    scan_budget = ScanBudget(3 * MB)
+    first, second = Context(), Context()
+    assert len(list(expand(bomb, first, Budget(scan=scan_budget)))) == 1
+    assert list(expand(bomb, second, Budget(scan=scan_budget))) == []
+    assert first.undecided == []
+    assert second.undecided == [("!gunzip", "decoded size over the scan's budget of 3 MiB")]

@@ -199,11 +199,11 @@ UNDECIDED = "leak-scan-undecided"
 
 
 def undecided_rejection(undecided: list[Undecided], workspace: Path) -> Rejected:
-    """The rejection for files the scan could not decide: every one in the detail (one per
-    line) and in `facts` (`sanitizer.leak_scan.undecided` of the rejected candidate)."""
+    """The rejection for files the scan could not decide: every one in the detail and in
+    `facts` (`sanitizer.leak_scan.undecided` of the rejected candidate)."""
     listed = [{**u.to_json(), "path": ("" if u.root == str(workspace) else "env/")
                + u.where()} for u in sorted(undecided)]
-    detail = "\n".join(f"{u['path']}: {u['reason']}" for u in listed)
+    detail = "; ".join(f"{u['path']}: {u['reason']}" for u in listed)
     return Rejected(UNDECIDED, detail,
                     facts={"sanitizer": {"leak_scan": {"clean": False, "undecided": listed}}})
 

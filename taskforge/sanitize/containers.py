@@ -214,7 +214,13 @@ def _over(what: str, limit: int) -> OverBudget:
 
 
 def _zip(data: Source, ctx: Context, where: str, limit: int) -> Iterator[tuple[str, bytes]]:
-    with zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data) as zf:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data)
+    except zipfile.BadZipFile:
+        if isinstance(data, bytes) and data[:4] not in ZIP_MAGIC:
+            return  # four bytes near the end that only look like an end record (a .so)
+        raise
+    with zf:
         for info in zf.infolist():
             if info.is_dir():
                 continue

@@ -217,7 +217,7 @@ def _zip(data: Source, ctx: Context, where: str, limit: int) -> Iterator[tuple[s
     try:
         zf = zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data)
     except zipfile.BadZipFile:
-        if isinstance(data, bytes) and data[:4] not in ZIP_MAGIC:
+        if _head(data, 4) not in ZIP_MAGIC:
             return  # four bytes near the end that only look like an end record (a .so)
         raise
     with zf:
@@ -236,6 +236,13 @@ def _zip(data: Source, ctx: Context, where: str, limit: int) -> Iterator[tuple[s
             if len(content) > limit:
                 raise _over(info.filename, limit)
             yield info.filename, content
+
+
+def _head(data: Source, n: int) -> bytes:
+    if isinstance(data, bytes):
+        return data[:n]
+    data.seek(0)
+    return data.read(n)
 
 
 def _tar(data: Source, ctx: Context, where: str, limit: int) -> Iterator[tuple[str, bytes]]:

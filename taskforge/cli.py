@@ -441,7 +441,8 @@ def grade(tasks: str, instance_id: str, workspace: str, as_json: bool, mode: str
 @cache_option
 def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float, sandbox: str,
            cache: str | None) -> None:
-    """Re-verify tasks from scratch; exit 1 if any does not verify."""
+    """Re-verify tasks from scratch: every gate `generate` ran (labels, trivial-solution,
+    collection-breaks, leak-scan); exit 1 if any task fails one."""
     from taskforge.tasks import load_tasks
 
     taskset = load_tasks(tasks, cache)
@@ -450,7 +451,8 @@ def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float
     failures = 0
     for n, task in enumerate(chosen, 1):
         problems = task.reverify(sandbox=box, full_suite=full_suite, timeout=timeout)
-        status = "ok" if not problems else "FAILED: " + "; ".join(problems)
+        gates = sorted({p.split(":", 1)[0] for p in problems})
+        status = "ok" if not problems else f"FAILED {', '.join(gates)}: " + "; ".join(problems)
         failures += bool(problems)
         click.echo(f"[{n}/{len(chosen)}] {task.instance_id}: {status}")
     click.echo(f"{len(chosen) - failures} verified, {failures} failed")
@@ -465,9 +467,10 @@ def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float
 @click.option("--json", "as_json", is_flag=True)
 @cache_option
 def scan(tasks: str, instance_id: str, directory: str, as_json: bool, cache: str | None) -> None:
-    """Leak-scan DIRECTORY for residue of a task's deleted code; exit 1 on a hit."""
+    """Leak-scan DIRECTORY for residue of a task's deleted code; exit 1 on a hit, or on a
+    file the scan could not decide (unreadable, undecodable, or over a decoding budget)."""
     from taskforge.patches import source_deletion
-    from taskforge.sanitize import scan_task_dir
+    from taskforge.sanitize import ScanStats, scan_task_dir
     from taskforge.tasks import load_tasks
 
     if not Path(directory).exists():
@@ -475,12 +478,15 @@ def scan(tasks: str, instance_id: str, directory: str, as_json: bool, cache: str
     task = load_tasks(tasks, cache).by_id(instance_id)
     # Hidden tests leave the workspace but are no deleted code: only the code's deletion counts.
     record = {**task.record, "deletion_patch": source_deletion(task.record)}
-    hits = scan_task_dir(record, Path(directory), task.snapshot_root())
-    for hit in hits:
-        click.echo(json.dumps(hit.to_json()) if as_json else str(hit))
+    stats = ScanStats()
+    hits = scan_task_dir(record, Path(directory), task.snapshot_root(), stats)
+    for found in [*hits, *stats.undecided]:
+        click.echo(json.dumps(found.to_json()) if as_json else str(found))
+    failed = bool(hits or stats.undecided)
     if not as_json:
-        click.echo(f"{len(hits)} hits" if hits else "clean", err=bool(hits))
-    if hits:
+        click.echo(f"{len(hits)} hits, {len(stats.undecided)} undecided" if failed
+                   else "clean", err=failed)
+    if failed:
         sys.exit(1)
 
 

@@ -249,7 +249,7 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
 
     def rejected(candidate: Candidate, why: Rejected) -> dict[str, Any]:
         return {"key": journal_key(candidate), "status": "rejected", "reason": why.reason,
-                "detail": why.detail}
+                "detail": why.detail, **why.facts}
 
     def emitted_so_far() -> int:
         return sum(e["status"] == "emitted" for e in results.values())

@@ -33,12 +33,34 @@ class UserFacingError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"taskforge: error: {self.message}", err=True)
+        # One line, whatever a library's message holds (tarfile's and yaml's span several).
+        message = " ".join(part.strip() for part in self.message.splitlines() if part.strip())
+        click.echo(f"taskforge: error: {message}", err=True)
 
 
 class App(click.Group):
     """Turns a UserError (or a sandbox that went away) raised anywhere below into exit code
     2 with one line."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's own errors (a bad option, a missing argument) as one line with exit code
+        2 like every other user error, and Ctrl-C as exit code 130, not 1 ("found a problem")."""
+        try:
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.UsageError as e:
+            where = e.ctx.command_path if e.ctx else "taskforge"
+            message = " ".join(e.format_message().split())
+            click.echo(f"taskforge: error: {where}: {message} (see {where} --help)", err=True)
+            sys.exit(2)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click.Abort as e:
+            if isinstance(e.__cause__, EOFError):
+                raise e.__cause__ from None  # a bug, not a Ctrl-C: keep its traceback
+            click.echo("taskforge: interrupted", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -125,15 +147,18 @@ def cli() -> None:
               help="Overrides the recipe's sandbox.")
 @click.option("--limit", type=click.IntRange(0), default=None, help="At most N tasks in all.")
 @click.option("--seed", type=int, default=None, help="Overrides the recipe's seed.")
-@click.option("--no-resume", is_flag=True, help="Start over instead of resuming.")
+@click.option("--no-resume", is_flag=True, help="Start this shard over instead of resuming.")
+@click.option("--force", is_flag=True, help="Write into --out although another run (another "
+                                             "recipe, seed or shard count) or no taskforge run "
+                                             "wrote it; that run's tasks are replaced.")
 @click.option("--difficulty", default=None, metavar="harder-than=STATS.jsonl",
               help="Tasks harder than those a training run solved (STATS: one JSON object a "
                    "line with instance_id and solve_rate); see docs/curriculum.md.")
 @cache_option
 def generate(recipe: str, out: str, shard: str, workers: int, executor: str,
              ray_address: str | None, sandbox: str | None, limit: int | None, seed: int | None,
-             no_resume: bool, difficulty: str | None, cache: str | None) -> None:
-    """Generate verified tasks from RECIPE into --out."""
+             no_resume: bool, force: bool, difficulty: str | None, cache: str | None) -> None:
+    """Generate verified tasks from RECIPE into --out (resuming the same run found there)."""
     from taskforge.generate import generate as run_generate
     from taskforge.store.shards import parse_shard
 
@@ -142,7 +167,12 @@ def generate(recipe: str, out: str, shard: str, workers: int, executor: str,
         summary = run_generate(recipe, out, shard=parse_shard(shard), workers=workers,
                                executor=executor, ray_address=ray_address, sandbox=sandbox,
                                limit=limit, seed=seed, resume=not no_resume, cache=cache,
-                               progress=progress, difficulty=difficulty)
+                               progress=progress, difficulty=difficulty, force=force)
+    except KeyboardInterrupt:
+        progress.stop()
+        click.echo(f"taskforge: interrupted; finished candidates are journaled in {out}: the same "
+                   "command resumes there", err=True)
+        sys.exit(130)
     finally:
         progress.stop()
     for warning in summary.warnings:
@@ -509,12 +539,13 @@ def stats(directory: str, as_json: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["swebench", "harbor"]), required=True)
 @click.option("--out", "dest", type=click.Path(), required=True,
               help="swebench: a .jsonl file; harbor: a new directory, one task directory each.")
+@click.option("--force", is_flag=True, help="Replace --out if it exists.")
 @cache_option
-def export(directory: str, fmt: str, dest: str, cache: str | None) -> None:
+def export(directory: str, fmt: str, dest: str, force: bool, cache: str | None) -> None:
     """Export the tasks of DIRECTORY (shards of one run or of many jobs) for other harnesses."""
     from taskforge.export import export_tasks
 
-    count = export_tasks(directory, fmt, dest, cache)
+    count = export_tasks(directory, fmt, dest, cache, force=force)
     click.echo(f"{count} tasks exported to {dest} ({fmt})")
 
 

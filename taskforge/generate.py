@@ -11,7 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from taskforge.cache import cache_root
+from taskforge.cache import cache_root, sha256_file
 from taskforge.curriculum import harder_than, known_records, parse_difficulty
 from taskforge.delete import get_strategy
 from taskforge.errors import Rejected, UserError
@@ -21,6 +21,7 @@ from taskforge.model import Candidate
 from taskforge.recipe import Recipe, load_recipe
 from taskforge.sandbox import Sandbox, get_sandbox
 from taskforge.store.manifest import write_manifests
+from taskforge.store.outdir import claim_output
 from taskforge.store.shards import Journal, remove_partial_writes, shard_name, write_shard
 from taskforge.store.snapshots import export_snapshot
 from taskforge.store.strategies import count_strategies, strategy_table
@@ -95,7 +96,10 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
              workers: int = 1, executor: str = "local", ray_address: str | None = None,
              sandbox: str | None = None, limit: int | None = None, seed: int | None = None,
              resume: bool = True, cache: str | Path | None = None,
-             progress: Progress | None = None, difficulty: str | None = None) -> Summary:
+             progress: Progress | None = None, difficulty: str | None = None,
+             force: bool = False) -> Summary:
+    """Run `recipe_path` into `out` (shard `shard` = (I, N)), resuming the same work found
+    there; `force` replaces what another run wrote in `out` (see store/outdir.py)."""
     recipe = load_recipe(recipe_path)
     progress = progress or Progress()
     # `difficulty="harder-than=STATS.jsonl"`: a curriculum past what a training run solved.
@@ -115,95 +119,120 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
         raise UserError(f"--limit {limit} with --shard {shard[0]}/{shard[1]}: a limit keeps the first "
                         "tasks found, which no single shard can know; bound a sharded run with "
                         "select.max_tasks_per_source instead")
-    # Everything that can fail on bad input happens before anything is written to `out`.
-    # A source that cannot be ingested is set aside with its reason; the others go on.
-    sources, set_aside = ingest_sources(recipe.sources, cache=cache_dir, base_dir=Path.cwd(),
-                                        sandbox=box, repeats=recipe.verify.repeats,
-                                        timeout=recipe.verify.timeout_s,
-                                        licenses=recipe.licenses,
-                                        max_source_mb=recipe.max_source_mb, log=progress.log)
-    strategies = {name: get_strategy(name) for name in recipe.strategies}
-    summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}")
-    plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
-    funnel: Counter[str] = Counter()
-    shard_candidates: list[str] = []  # the strategy of each candidate counted in this shard
-    for source in sources:
-        found = [c for s in strategies.values()
-                 for c in s.candidates(source.project, source.baseline, recipe.select)]
-        if curriculum is not None:
-            found = curriculum.select(source.snapshot.name, found)
-        summary.warnings += [f"{source.snapshot.name}: {p}: {why}"
-                             for p, why in sorted(source.project.skipped.items())]
-        selected = select_candidates(found, recipe.strategies, seed, source.snapshot.id,
-                                     recipe.max_tasks_per_source)
-        # Candidates are counted in the shard they hash to, so shards' funnels add up.
-        share_strategies = [c.strategy for c in found if in_shard(source.snapshot.id, c, *shard)]
-        share = len(share_strategies)
-        shard_candidates += share_strategies
-        funnel["candidates"] += share
-        mine = [c for c in selected if in_shard(source.snapshot.id, c, *shard)]
-        plan.append((source, share, mine))
+    identity = {"recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
+                "shard_count": shard[1], "generator": version("taskforge"),
+                "difficulty": sha256_file(parse_difficulty(difficulty)) if difficulty else None}
+    warnings = _output_inside_sources(recipe, out_dir, cache_dir)
+    # The directory is claimed (checked, locked) before the expensive work; a run that fails
+    # before it journaled anything leaves the directory as it found it.
+    with claim_output(out_dir, identity, shard, force=force):
+        # Everything that can fail on bad input happens before any result is written to `out`.
+        # A source that cannot be ingested is set aside with its reason; the others go on.
+        sources, set_aside = ingest_sources(recipe.sources, cache=cache_dir, base_dir=Path.cwd(),
+                                            sandbox=box, repeats=recipe.verify.repeats,
+                                            timeout=recipe.verify.timeout_s,
+                                            licenses=recipe.licenses,
+                                            max_source_mb=recipe.max_source_mb, log=progress.log)
+        strategies = {name: get_strategy(name) for name in recipe.strategies}
+        summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
+        plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
+        funnel: Counter[str] = Counter()
+        shard_candidates: list[str] = []  # the strategy of each candidate counted in this shard
+        for source in sources:
+            found = [c for s in strategies.values()
+                     for c in s.candidates(source.project, source.baseline, recipe.select)]
+            if curriculum is not None:
+                found = curriculum.select(source.snapshot.name, found)
+            summary.warnings += [f"{source.snapshot.name}: {p}: {why}"
+                                 for p, why in sorted(source.project.skipped.items())]
+            selected = select_candidates(found, recipe.strategies, seed, source.snapshot.id,
+                                         recipe.max_tasks_per_source)
+            # Candidates are counted in the shard they hash to, so shards' funnels add up.
+            share_strategies = [c.strategy for c in found if in_shard(source.snapshot.id, c, *shard)]
+            share = len(share_strategies)
+            shard_candidates += share_strategies
+            funnel["candidates"] += share
+            mine = [c for c in selected if in_shard(source.snapshot.id, c, *shard)]
+            plan.append((source, share, mine))
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    remove_partial_writes(out_dir, *shard)
-    journal = Journal(out_dir / ".journal" / shard_name(*shard), resume=resume)
-    records: list[dict[str, Any]] = []
-    rejections: Counter[str] = Counter()
-    all_tried: list[dict[str, Any]] = []
-    budget = limit
-    for source, share, ordered in plan:
-        # Without --limit every selected candidate is tried; with it (unsharded runs only) the
-        # run stops at the first `limit` tasks of the seeded order.
-        cap = len(ordered) if budget is None else budget
-        started = time.monotonic()
-        emitted, tried = _run_source(source, ordered, cap, recipe, strategies, box, cache_dir,
-                                     pool, journal, progress, seed)
-        verify_seconds = round(time.monotonic() - started, 1)
-        all_tried += tried
-        for entry in tried:
-            funnel["tried"] += 1
-            if entry["status"] == "rejected":
-                rejections[entry["reason"]] += 1
-                if entry["reason"] not in NOT_DELETED:
+        remove_partial_writes(out_dir, *shard)
+        journal = Journal(out_dir / ".journal" / shard_name(*shard), resume=resume)
+        records: list[dict[str, Any]] = []
+        rejections: Counter[str] = Counter()
+        all_tried: list[dict[str, Any]] = []
+        budget = limit
+        for source, share, ordered in plan:
+            # Without --limit every selected candidate is tried; with it (unsharded runs only) the
+            # run stops at the first `limit` tasks of the seeded order.
+            cap = len(ordered) if budget is None else budget
+            started = time.monotonic()
+            emitted, tried = _run_source(source, ordered, cap, recipe, strategies, box, cache_dir,
+                                         pool, journal, progress, seed)
+            verify_seconds = round(time.monotonic() - started, 1)
+            all_tried += tried
+            for entry in tried:
+                funnel["tried"] += 1
+                if entry["status"] == "rejected":
+                    rejections[entry["reason"]] += 1
+                    if entry["reason"] not in NOT_DELETED:
+                        funnel["deleted"] += 1
+                else:
                     funnel["deleted"] += 1
-            else:
-                funnel["deleted"] += 1
-                funnel["verified"] += 1
-        records += emitted
-        funnel["emitted"] += len(emitted)
-        if budget is not None:
-            budget -= len(emitted)
-        summary.sources.append({
-            "name": source.snapshot.name, "source": source.snapshot.source,
-            "snapshot": source.snapshot.id, "commit": source.snapshot.commit,
-            "license": source.snapshot.license, "tests": len(source.baseline.tests),
-            "stable": len(source.baseline.stable), "flaky": len(source.baseline.flaky),
-            "baseline_seconds": list(source.baseline.run_seconds),
-            "env_build_seconds": source.env.build_seconds,
-            "candidates": share, "selected": len(ordered), "tried": len(tried),
-            "emitted": len(emitted),
-            "verify_seconds": verify_seconds,
-            "seconds_per_task": round(verify_seconds / len(emitted), 2) if emitted else None})
-        if emitted:
-            export_snapshot(source.snapshot.root, source.snapshot.id, out_dir)
+                    funnel["verified"] += 1
+            records += emitted
+            funnel["emitted"] += len(emitted)
+            if budget is not None:
+                budget -= len(emitted)
+            summary.sources.append({
+                "name": source.snapshot.name, "source": source.snapshot.source,
+                "snapshot": source.snapshot.id, "commit": source.snapshot.commit,
+                "license": source.snapshot.license, "tests": len(source.baseline.tests),
+                "stable": len(source.baseline.stable), "flaky": len(source.baseline.flaky),
+                "baseline_seconds": list(source.baseline.run_seconds),
+                "env_build_seconds": source.env.build_seconds,
+                "candidates": share, "selected": len(ordered), "tried": len(tried),
+                "emitted": len(emitted),
+                "verify_seconds": verify_seconds,
+                "seconds_per_task": round(verify_seconds / len(emitted), 2) if emitted else None})
+            if emitted:
+                export_snapshot(source.snapshot.root, source.snapshot.id, out_dir)
 
-    summary.sources += [entry.to_dict() for entry in set_aside]
-    summary.warnings += [f"{entry.spec.describe()}: set aside: {entry.reason}" for entry in set_aside]
-    shard_path = write_shard(out_dir, shard[0], shard[1], records)
-    summary.funnel = {k: funnel[k] for k in FUNNEL_STAGES}
-    summary.rejections = dict(sorted(rejections.items()))
-    summary.shard_file = shard_path.name if shard_path else ""
-    counts = count_strategies(recipe.strategies, shard_candidates, all_tried, records)
-    summary.strategies = strategy_table(counts, records)
-    write_manifests(out_dir, shard[0], shard[1], {
-        "recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
-        "generator": {"version": version("taskforge")},
-        "counts": {"tasks": len(records)}, "funnel": summary.funnel,
-        "rejections": summary.rejections, "strategies": counts,
-        "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
-        "warnings": summary.warnings,
-    })
+        summary.sources += [entry.to_dict() for entry in set_aside]
+        summary.warnings += [f"{entry.spec.describe()}: set aside: {entry.reason}" for entry in set_aside]
+        shard_path = write_shard(out_dir, shard[0], shard[1], records)
+        summary.funnel = {k: funnel[k] for k in FUNNEL_STAGES}
+        summary.rejections = dict(sorted(rejections.items()))
+        summary.shard_file = shard_path.name if shard_path else ""
+        counts = count_strategies(recipe.strategies, shard_candidates, all_tried, records)
+        summary.strategies = strategy_table(counts, records)
+        write_manifests(out_dir, shard[0], shard[1], {
+            "recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
+            "generator": {"version": version("taskforge")}, "difficulty": identity["difficulty"],
+            "counts": {"tasks": len(records)}, "funnel": summary.funnel,
+            "rejections": summary.rejections, "strategies": counts,
+            "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
+            "warnings": summary.warnings,
+        })
     return summary
+
+
+def _output_inside_sources(recipe: Recipe, out: Path, cache: Path) -> list[str]:
+    """Warnings for path sources that contain the output directory or the cache: neither ever
+    enters a snapshot (sources/store.py leaves them out), which the user should know. A
+    source that is the output directory itself is refused."""
+    warnings = []
+    for n, spec in enumerate(recipe.sources):
+        if spec.kind != "path":
+            continue
+        root = (Path.cwd() / spec.location).expanduser().resolve()
+        for what, path in (("output directory", out.resolve()), ("cache", cache)):
+            if path == root:
+                raise UserError(f"{recipe.path}: sources[{n}].path: {spec.location} is taskforge's "
+                                f"{what}; give the {what} a place outside the source")
+            if root in path.parents:
+                warnings.append(f"{spec.location}: holds taskforge's {what} "
+                                f"{path.relative_to(root)}/, left out of the snapshot")
+    return warnings
 
 
 def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, recipe: Recipe,

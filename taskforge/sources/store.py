@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -16,6 +17,7 @@ from taskforge.gitcmd import FIXED_ENV, commit_tree, git
 from taskforge.model import Snapshot
 from taskforge.sanitize.rules import VCS_DIRS, git_exclude_lines, rule_for
 from taskforge.sources.license import detect_license
+from taskforge.store.outdir import JOURNALS, is_output_dir
 
 
 def check_symlinks(root: Path) -> None:
@@ -31,6 +33,29 @@ def check_symlinks(root: Path) -> None:
                     raise UserError(
                         f"{path}: symlink points outside the source tree (-> {os.readlink(path)})"
                     )
+
+
+def taskforge_dirs(root: Path, cache: Path) -> list[str]:
+    """Directories under `root` that taskforge wrote (output directories, the cache), relative
+    to it: they never enter a snapshot, or a task's workspace would hold other tasks' patches
+    and every run would change the snapshot it reads."""
+    if root == cache or is_output_dir(root):
+        raise UserError(f"{root}: a taskforge output directory or cache, not a source")
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        marked = JOURNALS in dirnames or any(name.startswith("manifest-") for name in filenames)
+        if here != root and (here == cache or (marked and is_output_dir(here))):
+            found.append(here.relative_to(root).as_posix())
+            dirnames[:] = []
+            continue
+        dirnames[:] = [d for d in dirnames if d not in VCS_DIRS and not rule_for(d, True)]
+    return found
+
+
+def _gitignore_literal(rel: str) -> str:
+    """`rel` as an anchored gitignore pattern matching that directory only."""
+    return "/" + re.sub(r"([\\*?\[\]!# ])", r"\\\1", rel) + "/"
 
 
 def archive_commit(git_dir: Path, commit: str, dest: Path) -> None:
@@ -116,12 +141,14 @@ def snapshot_from_tree(tree_root: Path, *, name: str, source: str, cache: Path,
     check_symlinks(tree_root)
     if archive:
         prune_artifacts(tree_root)
+    left_out = [] if archive else taskforge_dirs(tree_root.resolve(), cache.resolve())
     tmp = cache / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=tmp, prefix="hash-") as scratch:
         git_dir = Path(scratch) / "git"
         commit = commit_tree(tree_root, git_dir, f"snapshot of {name}",
-                             exclude=None if archive else git_exclude_lines())
+                             exclude=None if archive else
+                             git_exclude_lines() + [_gitignore_literal(p) for p in left_out])
         if not git("ls-tree", "-r", "--name-only", commit, git_dir=git_dir):
             raise UserError(f"{tree_root}: source has no files")
         return snapshot_from_git(git_dir, commit, name=name, source=source, cache=cache)

@@ -28,7 +28,12 @@ def check_symlinks(root: Path) -> None:
         for name in dirnames + filenames:
             path = Path(dirpath) / name
             if path.is_symlink():
-                target = path.resolve()
+                try:
+                    target = Path(os.path.realpath(path, strict=True))
+                except FileNotFoundError:  # dangling: judged by where it would lead
+                    target = Path(os.path.realpath(path))
+                except (OSError, RuntimeError):
+                    raise UserError(f"{path}: symlink loop (-> {os.readlink(path)})") from None
                 if target != real_root and real_root not in target.parents:
                     raise UserError(
                         f"{path}: symlink points outside the source tree (-> {os.readlink(path)})"
@@ -63,8 +68,15 @@ def archive_commit(git_dir: Path, commit: str, dest: Path) -> None:
     proc = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit],
                           capture_output=True, check=True, env={**os.environ, **FIXED_ENV})
     dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+            tar.extractall(dest, filter="data")
+    except tarfile.FilterError as e:
+        member = e.tarinfo.name
+        raise UserError(f"{member}: symlink to an absolute path or out of the tree "
+                        f"(-> {e.tarinfo.linkname}); a snapshot holds relative links within "
+                        "itself only") from None
+    check_symlinks(dest)  # loops: tarfile extracts them, every walk that follows one fails
 
 
 # Git LFS replaces a file by a small pointer whose first line is this.

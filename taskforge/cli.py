@@ -448,7 +448,7 @@ def materialize(tasks: str, instance_id: str, dest: str, cache: str | None) -> N
 def grade(tasks: str, instance_id: str, workspace: str, as_json: bool, mode: str, timeout: float,
           sandbox: str, cache: str | None) -> None:
     """Grade the solution in WORKSPACE (left untouched) on a clean copy: reward 0..1, and
-    what the solution tampered with."""
+    what the solution tampered with; exit 1 at reward 0 (like verify and scan on a problem)."""
     from taskforge.tasks import load_tasks
 
     result = load_tasks(tasks, cache).by_id(instance_id).grade(
@@ -459,6 +459,8 @@ def grade(tasks: str, instance_id: str, workspace: str, as_json: bool, mode: str
         stdout.print(f"reward {result.reward}  resolved {result.resolved}  "
                      f"passed {len(result.passed)}  failed {len(result.failed)}  "
                      f"errors {len(result.errors)}  tampered {list(result.tampered)}")
+    if result.reward == 0:
+        sys.exit(1)
 
 
 @cli.command()

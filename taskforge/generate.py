@@ -123,6 +123,9 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
                 "shard_count": shard[1], "generator": version("taskforge"),
                 "difficulty": sha256_file(parse_difficulty(difficulty)) if difficulty else None}
     warnings = _output_inside_sources(recipe, out_dir, cache_dir)
+    if recipe.max_tasks_per_source == 0:
+        warnings.append(f"{recipe.path}: select.max_tasks_per_source is 0: no source can give "
+                        "a task, this run writes none")
     # The directory is claimed (checked, locked) before the expensive work; a run that fails
     # before it journaled anything leaves the directory as it found it.
     with claim_output(out_dir, identity, shard, force=force):

@@ -46,7 +46,8 @@ def test_path_source_that_does_not_exist(tmp_path: Path) -> None:
         sources:
           - path: projects/not-here
     """)
-    assert_one_line_error(proc, out, "projects/not-here", "does not exist")
+    assert_one_line_error(proc, out, "projects/not-here", "does not exist", "recipe.yaml",
+                          "sources[0].path")
 
 
 def test_git_url_that_cannot_be_cloned(tmp_path: Path) -> None:
@@ -278,3 +279,53 @@ def test_a_malformed_journal_line(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert stderr_lines(proc) == [f"taskforge: error: {journal}:1: not a journal entry (the file "
                                   "was edited or damaged); start this shard over with --no-resume"]
+
+
+@pytest.mark.parametrize("text", ["verify: {repeats: 3, repeats: 2}",
+                                  "verify:\n  repeats: 3\n  repeats: 2"])
+def test_a_duplicate_recipe_key(tmp_path: Path, text: str) -> None:
+    proc, out = generate(tmp_path, "name: dup\nsources:\n  - path: anywhere\n" + text + "\n")
+    assert_one_line_error(proc, out, "recipe.yaml", "duplicate key 'repeats'")
+
+
+def test_a_binary_recipe(tmp_path: Path) -> None:
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_bytes(bytes(range(256)) * 4)
+    out = tmp_path / "out"
+    proc = run_cli("generate", str(recipe), "--out", str(out), cwd=tmp_path)
+    assert_one_line_error(proc, out, "recipe.yaml", "not a YAML text file")
+
+
+def test_a_directory_given_as_the_recipe(tmp_path: Path) -> None:
+    (tmp_path / "recipes").mkdir()
+    out = tmp_path / "out"
+    proc = run_cli("generate", "recipes", "--out", str(out), cwd=tmp_path)
+    assert_one_line_error(proc, out, "recipes", "a directory, not a recipe file")
+
+
+@pytest.mark.parametrize("args", [("generate", "r.yaml", "--workers", "0"),
+                                  ("export", ".", "--format", "nosuch", "--out", "x"),
+                                  ("generate", "r.yaml", "--out", "a-file"),
+                                  ("generate",), ("nosuch-command",)])
+def test_clicks_own_usage_errors_are_one_line(tmp_path: Path, args: tuple[str, ...]) -> None:
+    (tmp_path / "a-file").write_text("")
+    proc = run_cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert len(stderr_lines(proc)) == 1 and proc.stderr.startswith("taskforge: error: "), \
+        proc.stderr
+    assert "Usage:" not in proc.stderr
+
+
+def test_max_tasks_per_source_zero_warns(tmp_path: Path) -> None:
+    root = make_project(tmp_path, GOOD_PROJECT, name="proj")
+    proc, _out = generate(tmp_path, f"""\
+        name: zero
+        sources:
+          - path: {root}
+        select: {{max_tasks_per_source: 0}}
+        verify: {{repeats: 1}}
+        sandbox: none
+    """)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [ln for ln in stderr_lines(proc) if "max_tasks_per_source is 0" in ln]
+    assert len(warnings) == 1 and warnings[0].startswith("taskforge: warning:"), proc.stderr

@@ -7,6 +7,7 @@ two runs of one shard cannot write at once; a snapshot archive is checked agains
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -265,3 +266,45 @@ def test_a_snapshot_archive_is_checked_before_use(workdir: Path, damage: str) ->
     why = "does not match its snapshot id" if damage == "edited" else "damaged snapshot archive"
     one_error(proc, archive.name, why)
     assert not ws.exists()
+
+
+def test_ctrl_c_exits_130_and_says_the_run_resumes(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {**FILES, "tests/test_core.py": SLOW_TESTS}, name="slow")
+    write_recipe(tmp_path / "recipe.yaml", recipe_text(root))
+    run = subprocess.Popen([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
+                            "out"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, start_new_session=True)
+    try:
+        lock = tmp_path / "out" / ".journal" / "tasks-00000-of-00001.lock"
+        deadline = time.monotonic() + 60
+        while not (lock.is_file() and lock.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.kill(run.pid, signal.SIGINT)
+        _stdout, stderr = run.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 130, stderr
+    assert "Traceback" not in stderr and "Aborted" not in stderr
+    assert "interrupted" in stderr and "resumes" in stderr, stderr
+    assert not lock.exists()
+
+
+def test_grade_exits_1_at_reward_0_and_0_once_solved(workdir: Path) -> None:
+    import taskforge
+    from taskforge.errors import UserError
+
+    record = json.loads(next((workdir / "out").glob("tasks-*.jsonl")).read_text().splitlines()[0])
+    ws = workdir / "ws"
+    assert run_cli("materialize", "out", record["instance_id"], str(ws), cwd=workdir).returncode == 0
+    args = ("grade", "out", record["instance_id"], str(ws), "--sandbox", "none")
+    unsolved = run_cli(*args, cwd=workdir)
+    assert unsolved.returncode == 1 and "reward 0.0" in unsolved.stdout, unsolved.stderr
+    subprocess.run(["git", "apply", "-"], cwd=ws, input=record["patch"], text=True, check=True)
+    solved = run_cli(*args, cwd=workdir)
+    assert solved.returncode == 0 and "reward 1.0" in solved.stdout, solved.stderr
+    missing = run_cli("grade", "out", record["instance_id"], str(workdir / "nowhere"), cwd=workdir)
+    one_error(missing, "nowhere", "does not exist")
+    task = taskforge.load_tasks(workdir / "out").by_id(record["instance_id"])
+    with pytest.raises(UserError, match="does not exist"):
+        task.grade(workdir / "nowhere", sandbox="none")

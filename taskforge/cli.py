@@ -6,7 +6,10 @@ User mistakes (`UserError`) become one plain line on stderr and exit code 2, her
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ from taskforge.model import SourceSpec
 from taskforge.sandbox import NAMES as SANDBOX_NAMES
 from taskforge.sandbox import SandboxUnavailable, get_sandbox
 
+HEARTBEAT_S = 30.0  # $TASKFORGE_HEARTBEAT_S overrides
 stdout = Console()
 stderr = Console(stderr=True)
 
@@ -75,7 +79,9 @@ class CliProgress:
     """A rich progress bar on a terminal, plain log lines otherwise.
 
     Off a terminal the log lines go to stdout, so stderr carries only warnings and the one
-    line of a user error; `quiet` (for --json output) drops them.
+    line of a user error; `quiet` (for --json output) drops them. Without a bar, a step that
+    says nothing for HEARTBEAT_S seconds (a suite that hangs until its timeout) gets a
+    "still ..." line, so a long silence never looks like a hang of taskforge itself.
     """
 
     def __init__(self, quiet: bool = False) -> None:
@@ -85,8 +91,23 @@ class CliProgress:
         self.task_id: Any = None
         self.done = 0
         self.total = 0
+        self.last = ("starting", time.monotonic())
+        self.stopped = threading.Event()
+        if not quiet:
+            threading.Thread(target=self._heartbeat, daemon=True).start()
+
+    def _heartbeat(self) -> None:
+        interval = float(os.environ.get("TASKFORGE_HEARTBEAT_S", HEARTBEAT_S))
+        said = time.monotonic()
+        while not self.stopped.wait(min(interval / 4, 1.0)):
+            what, since = self.last
+            now = time.monotonic()
+            if now - max(said, since) >= interval and not self.bar:
+                click.echo(f"taskforge: still working: {what} ({now - since:.0f} s so far)")
+                said = now
 
     def log(self, message: str) -> None:
+        self.last = (message, time.monotonic())
         if self.bar:
             self.bar.console.log(message)
         elif not self.quiet:
@@ -103,6 +124,7 @@ class CliProgress:
             self.task_id = self.bar.add_task("verifying candidates", total=total)
 
     def advance(self, message: str) -> None:
+        self.last = (message, time.monotonic())
         self.done += 1
         if self.bar:
             self.bar.update(self.task_id, advance=1, description=message[:60])
@@ -110,6 +132,7 @@ class CliProgress:
             click.echo(f"taskforge: [{self.done}/{self.total}] {message}")
 
     def stop(self) -> None:
+        self.stopped.set()
         if self.bar:
             self.bar.stop()
 

@@ -26,6 +26,7 @@ from taskforge.store.shards import Journal, remove_partial_writes, shard_name, w
 from taskforge.store.snapshots import export_snapshot
 from taskforge.store.strategies import count_strategies, strategy_table
 from taskforge.taskmaker import Screened, make_task, run_timeout, screen_candidates
+from taskforge.workspace import prune_dead_scratch
 
 FUNNEL_STAGES = ("candidates", "tried", "deleted", "verified", "emitted")
 # Rejections that happen before anything is deleted.
@@ -129,6 +130,9 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
     # The directory is claimed (checked, locked) before the expensive work; a run that fails
     # before it journaled anything leaves the directory as it found it.
     with claim_output(out_dir, identity, shard, force=force):
+        cleaned = prune_dead_scratch(cache_dir)
+        if cleaned:
+            progress.log(f"removed {cleaned} scratch directories that killed runs left")
         # Everything that can fail on bad input happens before any result is written to `out`.
         # A source that cannot be ingested is set aside with its reason; the others go on.
         sources, set_aside = ingest_sources(recipe.sources, cache=cache_dir, base_dir=Path.cwd(),

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -308,3 +309,59 @@ def test_grade_exits_1_at_reward_0_and_0_once_solved(workdir: Path) -> None:
     task = taskforge.load_tasks(workdir / "out").by_id(record["instance_id"])
     with pytest.raises(UserError, match="does not exist"):
         task.grade(workdir / "nowhere", sandbox="none")
+
+
+def test_what_a_killed_run_left_is_removed_never_a_live_runs(tmp_path: Path) -> None:
+    """A SIGKILLed run leaves its test-run directory in /tmp; the next run removes it, and
+    `sandbox prune` removes a dead run's scratch tree, but not a live process's, nor one whose
+    pid now belongs to another process (another start time)."""
+    from taskforge.leftovers import start_ticks
+
+    root = make_project(tmp_path, {**FILES, "tests/test_core.py": SLOW_TESTS}, name="slow")
+    write_recipe(tmp_path / "recipe.yaml", recipe_text(root))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TASKFORGE_SCRATCH": str(scratch)}
+    run = subprocess.Popen([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
+                            "out"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+    tmp = Path(tempfile.gettempdir())
+    try:
+        ticks = start_ticks(run.pid)
+        deadline = time.monotonic() + 60
+        while not list(tmp.glob(f"taskforge-run-{run.pid}.*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    left = list(tmp.glob(f"taskforge-run-{run.pid}.{ticks}-*"))
+    assert left, "the killed run left no test-run directory to clean"
+    mine = start_ticks(os.getpid())
+    dead = scratch / f"verify-{run.pid}.{ticks}-x"
+    live = scratch / f"verify-{os.getpid()}.{mine}-y"
+    reused = scratch / f"verify-{os.getpid()}.{int(mine) + 1}-z"  # pid reused by another process
+    for tree in (dead, live, reused):
+        (tree / "workspace").mkdir(parents=True)
+    again = subprocess.run([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
+                            "out"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    assert not any(p.exists() for p in left + [dead, reused]) and live.is_dir()
+    (dead / "workspace").mkdir(parents=True)
+    prune = subprocess.run([sys.executable, "-m", "taskforge", "sandbox", "prune"],
+                           capture_output=True, text=True, env=env)
+    assert prune.returncode == 0, prune.stderr
+    assert "1 scratch directories of dead runs" in prune.stdout, prune.stdout
+    assert not dead.exists() and live.is_dir()
+
+
+def test_a_long_silent_step_prints_a_heartbeat(tmp_path: Path) -> None:
+    """A suite that takes long (here 4 s a test, with a 1 s heartbeat for the test's sake;
+    30 s by default) is reported while it runs, not after minutes of silence."""
+    root = make_project(tmp_path, {**FILES, "tests/test_core.py": SLOW_TESTS}, name="slow")
+    write_recipe(tmp_path / "recipe.yaml", recipe_text(root, cap=0))
+    proc = subprocess.run([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
+                           "out"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "TASKFORGE_HEARTBEAT_S": "1"})
+    assert proc.returncode == 0, proc.stderr
+    beats = [ln for ln in proc.stdout.splitlines() if ln.startswith("taskforge: still working:")]
+    assert beats and any("baseline" in ln for ln in beats), proc.stdout

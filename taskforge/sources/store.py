@@ -14,6 +14,7 @@ from pathlib import Path
 from taskforge.cache import build_once, digest, read_json, write_json
 from taskforge.errors import UserError
 from taskforge.gitcmd import FIXED_ENV, commit_tree, git
+from taskforge.leftovers import owned
 from taskforge.model import Snapshot
 from taskforge.sanitize.rules import VCS_DIRS, git_exclude_lines, rule_for
 from taskforge.sources.license import detect_license
@@ -156,7 +157,7 @@ def snapshot_from_tree(tree_root: Path, *, name: str, source: str, cache: Path,
     left_out = [] if archive else taskforge_dirs(tree_root.resolve(), cache.resolve())
     tmp = cache / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=tmp, prefix="hash-") as scratch:
+    with tempfile.TemporaryDirectory(dir=tmp, prefix=owned("hash-")) as scratch:
         git_dir = Path(scratch) / "git"
         commit = commit_tree(tree_root, git_dir, f"snapshot of {name}",
                              exclude=None if archive else

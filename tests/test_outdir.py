@@ -207,10 +207,17 @@ SLOW_TESTS = """\
 """
 
 
+def slow_project(tmp_path: Path) -> Path:
+    """A project whose suite takes seconds, unlike any other (its own snapshot, so its
+    baseline is never cached by an earlier test)."""
+    return make_project(tmp_path, {**FILES, "tests/test_core.py": SLOW_TESTS,
+                                   "pkg/unique.py": f"# {tmp_path.name}\n"}, name="slow")
+
+
 def test_a_second_run_of_one_shard_is_refused_naming_the_first(tmp_path: Path) -> None:
     """Run A holds the shard (its baseline is slow); run B is refused and names A; once A was
     SIGKILLed, run C takes its lock over."""
-    root = make_project(tmp_path, {**FILES, "tests/test_core.py": SLOW_TESTS}, name="slow")
+    root = slow_project(tmp_path)
     write_recipe(tmp_path / "recipe.yaml", recipe_text(root))
     first = subprocess.Popen([sys.executable, "-m", "taskforge", "generate", "recipe.yaml",
                               "--out", "out"], cwd=tmp_path, stdout=subprocess.DEVNULL,
@@ -270,7 +277,7 @@ def test_a_snapshot_archive_is_checked_before_use(workdir: Path, damage: str) ->
 
 
 def test_ctrl_c_exits_130_and_says_the_run_resumes(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {**FILES, "tests/test_core.py": SLOW_TESTS}, name="slow")
+    root = slow_project(tmp_path)
     write_recipe(tmp_path / "recipe.yaml", recipe_text(root))
     run = subprocess.Popen([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
                             "out"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -317,7 +324,7 @@ def test_what_a_killed_run_left_is_removed_never_a_live_runs(tmp_path: Path) -> 
     pid now belongs to another process (another start time)."""
     from taskforge.leftovers import start_ticks
 
-    root = make_project(tmp_path, {**FILES, "tests/test_core.py": SLOW_TESTS}, name="slow")
+    root = slow_project(tmp_path)
     write_recipe(tmp_path / "recipe.yaml", recipe_text(root))
     scratch = tmp_path / "scratch"
     scratch.mkdir()
@@ -357,7 +364,7 @@ def test_what_a_killed_run_left_is_removed_never_a_live_runs(tmp_path: Path) -> 
 def test_a_long_silent_step_prints_a_heartbeat(tmp_path: Path) -> None:
     """A suite that takes long (here 4 s a test, with a 1 s heartbeat for the test's sake;
     30 s by default) is reported while it runs, not after minutes of silence."""
-    root = make_project(tmp_path, {**FILES, "tests/test_core.py": SLOW_TESTS}, name="slow")
+    root = slow_project(tmp_path)
     write_recipe(tmp_path / "recipe.yaml", recipe_text(root, cap=0))
     proc = subprocess.run([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
                            "out"], cwd=tmp_path, capture_output=True, text=True,

@@ -21,7 +21,7 @@ from taskforge.model import Candidate
 from taskforge.recipe import Recipe, load_recipe
 from taskforge.sandbox import Sandbox, get_sandbox
 from taskforge.store.manifest import write_manifests
-from taskforge.store.outdir import claim_output
+from taskforge.store.outdir import claim_output, directory_lock
 from taskforge.store.shards import Journal, remove_partial_writes, shard_name, write_shard
 from taskforge.store.snapshots import export_snapshot
 from taskforge.store.strategies import count_strategies, strategy_table
@@ -212,14 +212,16 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
         summary.shard_file = shard_path.name if shard_path else ""
         counts = count_strategies(recipe.strategies, shard_candidates, all_tried, records)
         summary.strategies = strategy_table(counts, records)
-        write_manifests(out_dir, shard[0], shard[1], {
-            "recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
-            "generator": {"version": version("taskforge")}, "difficulty": identity["difficulty"],
-            "counts": {"tasks": len(records)}, "funnel": summary.funnel,
-            "rejections": summary.rejections, "strategies": counts,
-            "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
-            "warnings": summary.warnings,
-        })
+        # Shards of one run may finish side by side: one merge of the manifests at a time.
+        with directory_lock(out_dir):
+            write_manifests(out_dir, shard[0], shard[1], {
+                "recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
+                "generator": {"version": version("taskforge")}, "difficulty": identity["difficulty"],
+                "counts": {"tasks": len(records)}, "funnel": summary.funnel,
+                "rejections": summary.rejections, "strategies": counts,
+                "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
+                "warnings": summary.warnings,
+            })
     return summary
 
 

@@ -215,8 +215,8 @@ def slow_project(tmp_path: Path) -> Path:
 
 
 def test_a_second_run_of_one_shard_is_refused_naming_the_first(tmp_path: Path) -> None:
-    """Run A holds the shard (its baseline is slow); run B is refused and names A; once A was
-    SIGKILLed, run C takes its lock over."""
+    """Run A holds the shard (its baseline is slow); run B is refused and names A, and so is
+    other work, even with --force; once A was SIGKILLed, run C takes its lock over."""
     root = slow_project(tmp_path)
     write_recipe(tmp_path / "recipe.yaml", recipe_text(root))
     first = subprocess.Popen([sys.executable, "-m", "taskforge", "generate", "recipe.yaml",
@@ -229,6 +229,13 @@ def test_a_second_run_of_one_shard_is_refused_naming_the_first(tmp_path: Path) -
             time.sleep(0.1)
         second = run_cli("generate", "recipe.yaml", "--out", "out", cwd=tmp_path)
         one_error(second, "shard 0/1", "another run", f"pid {first.pid}")
+        # Other work into the same directory meanwhile: refused, and --force cannot take it.
+        other = run_cli("generate", "recipe.yaml", "--out", "out", "--seed", "9", "--shard",
+                        "1/2", cwd=tmp_path)
+        one_error(other, "another run", "--force")
+        forced = run_cli("generate", "recipe.yaml", "--out", "out", "--seed", "9", "--shard",
+                         "1/2", "--force", cwd=tmp_path)
+        one_error(forced, "--force cannot replace", f"pid {first.pid}")
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
@@ -352,7 +359,7 @@ def test_what_a_killed_run_left_is_removed_never_a_live_runs(tmp_path: Path) -> 
     again = subprocess.run([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
                             "out"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert again.returncode == 0, again.stderr
-    assert not any(p.exists() for p in left + [dead, reused]) and live.is_dir()
+    assert not any(p.exists() for p in [*left, dead, reused]) and live.is_dir()
     (dead / "workspace").mkdir(parents=True)
     prune = subprocess.run([sys.executable, "-m", "taskforge", "sandbox", "prune"],
                            capture_output=True, text=True, env=env)

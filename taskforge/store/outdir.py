@@ -106,6 +106,11 @@ def _read(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {"recipe": f"unreadable {path.name}"}
 
 
+def directory_lock(out: Path) -> contextlib.AbstractContextManager[None]:
+    """The short, waiting lock for directory-wide steps (claiming, merging the manifests)."""
+    return file_lock(out / JOURNALS / "directory.lock")
+
+
 class ShardLock:
     """An exclusive, non-blocking lock on one shard of an output directory, naming its holder."""
 
@@ -202,7 +207,7 @@ def claim_output(out: Path, identity: dict[str, Any], shard: tuple[int, int], *,
     wrote_run_file = False
     try:
         lock.acquire(f"--out {out}: shard {index}/{count}")
-        with file_lock(journals / "directory.lock"):
+        with directory_lock(out):
             others = [(name, found) for name, found in _identities(out)
                       if any(found.get(k) != identity.get(k) for k in IDENTITY_FIELDS)]
             if others and not force:

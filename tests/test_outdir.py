@@ -379,3 +379,10 @@ def test_a_long_silent_step_prints_a_heartbeat(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     beats = [ln for ln in proc.stdout.splitlines() if ln.startswith("taskforge: still working:")]
     assert beats and any("baseline" in ln for ln in beats), proc.stdout
+
+
+def test_a_failed_run_leaves_an_empty_directory_empty(tmp_path: Path) -> None:
+    write_recipe(tmp_path / "recipe.yaml", recipe_text(tmp_path / "no-such-project"))
+    (tmp_path / "out").mkdir()
+    one_error(run_cli("generate", "recipe.yaml", "--out", "out", cwd=tmp_path), "does not exist")
+    assert list((tmp_path / "out").iterdir()) == []

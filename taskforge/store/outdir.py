@@ -196,6 +196,7 @@ def claim_output(out: Path, identity: dict[str, Any], shard: tuple[int, int], *,
     """
     check_writable(out, "--out")
     created = not out.exists()
+    had_journals = (out / JOURNALS).exists()
     if not created and any(out.iterdir()) and not is_output_dir(out) and not force:
         raise UserError(f"--out {out}: a non-empty directory that is not a taskforge output; "
                         "give a new or empty directory (--force writes into it anyway)")
@@ -233,18 +234,19 @@ def claim_output(out: Path, identity: dict[str, Any], shard: tuple[int, int], *,
         if untouched and wrote_run_file:
             mine.unlink(missing_ok=True)
         lock.release()
-        if untouched and created:
-            _remove_if_only_ours(out)
+        if untouched and not had_journals:
+            _remove_if_only_ours(out, created)
         raise
     lock.release()
 
 
-def _remove_if_only_ours(out: Path) -> None:
-    """Remove a directory this run created, unless another run wrote into it meanwhile."""
+def _remove_if_only_ours(out: Path, created: bool) -> None:
+    """Remove the journal directory this run created (and `out` if it did), unless another
+    run wrote into them meanwhile."""
     journals = out / JOURNALS
-    if {p.name for p in journals.iterdir()} <= {"directory.lock"} \
-            and [p.name for p in out.iterdir()] == [JOURNALS]:
+    if {p.name for p in journals.iterdir()} <= {"directory.lock"}:
         (journals / "directory.lock").unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             journals.rmdir()
-            out.rmdir()
+            if created:
+                out.rmdir()  # only if empty

@@ -69,12 +69,18 @@ def check_writable(path: Path, what: str) -> None:
         raise UserError(f"{what} {path}: cannot write in {probe} ({e.strerror})") from None
 
 
-def _describe(identity: dict[str, Any]) -> str:
-    shards = identity.get("shard_count")
-    text = (f"recipe {identity.get('recipe') or '?'} (sha256 {str(identity.get('recipe_sha256'))[:12]}), "
-            f"seed {identity.get('seed')}, {shards} shard{'s' if shards != 1 else ''}, "
-            f"taskforge {identity.get('generator')}")
-    return text + (", with --difficulty" if identity.get("difficulty") else "")
+def _differences(there: dict[str, Any], here: dict[str, Any]) -> str:
+    """What differs between the run that wrote a file and this one, e.g. `seed 1 there, 7 here`."""
+    if "recipe_sha256" not in there:
+        return f"written by {there.get('recipe')}"
+    names = {"recipe_sha256": "recipe sha256", "shard_count": "shard count",
+             "generator": "taskforge version", "difficulty": "--difficulty stats"}
+
+    def show(key: str, value: Any) -> str:
+        return str(value)[:12] if key in ("recipe_sha256", "difficulty") and value else str(value)
+
+    return ", ".join(f"{names.get(k, k)} {show(k, there.get(k))} there, {show(k, here.get(k))} here"
+                     for k in IDENTITY_FIELDS if there.get(k) != here.get(k))
 
 
 def _identities(out: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -213,9 +219,9 @@ def claim_output(out: Path, identity: dict[str, Any], shard: tuple[int, int], *,
                       if any(found.get(k) != identity.get(k) for k in IDENTITY_FIELDS)]
             if others and not force:
                 name, found = others[0]
-                raise UserError(f"--out {out}: holds the output of another run ({name}: "
-                                f"{_describe(found)}; this run: {_describe(identity)}); resuming "
-                                f"would mix them: {START_OVER}")
+                raise UserError(f"--out {out}: holds another run's output ({name}: "
+                                f"{_differences(found, identity)}); resuming would mix them: "
+                                f"{START_OVER}")
             if others:
                 busy = [(p.name, held) for p in journals.glob("*.lock") if p != lock.path
                         and p.name != "directory.lock"

@@ -386,3 +386,14 @@ def test_a_failed_run_leaves_an_empty_directory_empty(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     one_error(run_cli("generate", "recipe.yaml", "--out", "out", cwd=tmp_path), "does not exist")
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_harbor_export_replaces_only_an_earlier_export_with_force(workdir: Path) -> None:
+    args = ("export", "out", "--format", "harbor", "--out", "harbor")
+    assert run_cli(*args, cwd=workdir).returncode == 0
+    one_error(run_cli(*args, cwd=workdir), "harbor", "--force")
+    proc = run_cli(*args, "--force", cwd=workdir)
+    assert proc.returncode == 0, proc.stderr
+    (workdir / "harbor" / "my-notes.txt").write_text("mine\n")
+    one_error(run_cli(*args, "--force", cwd=workdir), "more than a harbor export")
+    assert (workdir / "harbor" / "my-notes.txt").read_text() == "mine\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from taskforge.cache import cache_root, sha256_file
-from taskforge.curriculum import harder_than, known_records, parse_difficulty
+from taskforge.curriculum import Curriculum, harder_than, known_records, parse_difficulty
 from taskforge.delete import get_strategy
 from taskforge.errors import Rejected, UserError
 from taskforge.executors import get_executor
@@ -133,95 +133,105 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
         cleaned = prune_dead_scratch(cache_dir)
         if cleaned:
             progress.log(f"removed {cleaned} scratch directories that killed runs left")
-        # Everything that can fail on bad input happens before any result is written to `out`.
-        # A source that cannot be ingested is set aside with its reason; the others go on.
-        sources, set_aside = ingest_sources(recipe.sources, cache=cache_dir, base_dir=Path.cwd(),
-                                            sandbox=box, repeats=recipe.verify.repeats,
-                                            timeout=recipe.verify.timeout_s,
-                                            licenses=recipe.licenses,
-                                            max_source_mb=recipe.max_source_mb, log=progress.log)
-        strategies = {name: get_strategy(name) for name in recipe.strategies}
-        summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
-        plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
-        funnel: Counter[str] = Counter()
-        shard_candidates: list[str] = []  # the strategy of each candidate counted in this shard
-        for source in sources:
-            found = [c for s in strategies.values()
-                     for c in s.candidates(source.project, source.baseline, recipe.select)]
-            if curriculum is not None:
-                found = curriculum.select(source.snapshot.name, found)
-            summary.warnings += [f"{source.snapshot.name}: {p}: {why}"
-                                 for p, why in sorted(source.project.skipped.items())]
-            selected = select_candidates(found, recipe.strategies, seed, source.snapshot.id,
-                                         recipe.max_tasks_per_source)
-            # Candidates are counted in the shard they hash to, so shards' funnels add up.
-            share_strategies = [c.strategy for c in found if in_shard(source.snapshot.id, c, *shard)]
-            share = len(share_strategies)
-            shard_candidates += share_strategies
-            funnel["candidates"] += share
-            mine = [c for c in selected if in_shard(source.snapshot.id, c, *shard)]
-            plan.append((source, share, mine))
+        return _generate_claimed(recipe, out_dir, shard, cache_dir=cache_dir, box=box, pool=pool,
+                                 seed=seed, limit=limit, resume=resume, curriculum=curriculum,
+                                 progress=progress, identity=identity, warnings=warnings)
 
-        remove_partial_writes(out_dir, *shard)
-        journal = Journal(out_dir / ".journal" / shard_name(*shard), resume=resume)
-        records: list[dict[str, Any]] = []
-        rejections: Counter[str] = Counter()
-        all_tried: list[dict[str, Any]] = []
-        budget = limit
-        for source, share, ordered in plan:
-            # Without --limit every selected candidate is tried; with it (unsharded runs only) the
-            # run stops at the first `limit` tasks of the seeded order.
-            cap = len(ordered) if budget is None else budget
-            started = time.monotonic()
-            emitted, tried = _run_source(source, ordered, cap, recipe, strategies, box, cache_dir,
-                                         pool, journal, progress, seed)
-            verify_seconds = round(time.monotonic() - started, 1)
-            all_tried += tried
-            for entry in tried:
-                funnel["tried"] += 1
-                if entry["status"] == "rejected":
-                    rejections[entry["reason"]] += 1
-                    if entry["reason"] not in NOT_DELETED:
-                        funnel["deleted"] += 1
-                else:
+
+def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, cache_dir: Path,
+                      box: Sandbox, pool: Any, seed: int, limit: int | None, resume: bool,
+                      curriculum: Curriculum | None, progress: Progress, identity: dict[str, Any],
+                      warnings: list[str]) -> Summary:
+    """The run proper, once `out_dir` is claimed for it."""
+    # Everything that can fail on bad input happens before any result is written to `out`.
+    # A source that cannot be ingested is set aside with its reason; the others go on.
+    sources, set_aside = ingest_sources(recipe.sources, cache=cache_dir, base_dir=Path.cwd(),
+                                        sandbox=box, repeats=recipe.verify.repeats,
+                                        timeout=recipe.verify.timeout_s,
+                                        licenses=recipe.licenses,
+                                        max_source_mb=recipe.max_source_mb, log=progress.log)
+    strategies = {name: get_strategy(name) for name in recipe.strategies}
+    summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
+    plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
+    funnel: Counter[str] = Counter()
+    shard_candidates: list[str] = []  # the strategy of each candidate counted in this shard
+    for source in sources:
+        found = [c for s in strategies.values()
+                 for c in s.candidates(source.project, source.baseline, recipe.select)]
+        if curriculum is not None:
+            found = curriculum.select(source.snapshot.name, found)
+        summary.warnings += [f"{source.snapshot.name}: {p}: {why}"
+                             for p, why in sorted(source.project.skipped.items())]
+        selected = select_candidates(found, recipe.strategies, seed, source.snapshot.id,
+                                     recipe.max_tasks_per_source)
+        # Candidates are counted in the shard they hash to, so shards' funnels add up.
+        share_strategies = [c.strategy for c in found if in_shard(source.snapshot.id, c, *shard)]
+        share = len(share_strategies)
+        shard_candidates += share_strategies
+        funnel["candidates"] += share
+        mine = [c for c in selected if in_shard(source.snapshot.id, c, *shard)]
+        plan.append((source, share, mine))
+
+    remove_partial_writes(out_dir, *shard)
+    journal = Journal(out_dir / ".journal" / shard_name(*shard), resume=resume)
+    records: list[dict[str, Any]] = []
+    rejections: Counter[str] = Counter()
+    all_tried: list[dict[str, Any]] = []
+    budget = limit
+    for source, share, ordered in plan:
+        # Without --limit every selected candidate is tried; with it (unsharded runs only) the
+        # run stops at the first `limit` tasks of the seeded order.
+        cap = len(ordered) if budget is None else budget
+        started = time.monotonic()
+        emitted, tried = _run_source(source, ordered, cap, recipe, strategies, box, cache_dir,
+                                     pool, journal, progress, seed)
+        verify_seconds = round(time.monotonic() - started, 1)
+        all_tried += tried
+        for entry in tried:
+            funnel["tried"] += 1
+            if entry["status"] == "rejected":
+                rejections[entry["reason"]] += 1
+                if entry["reason"] not in NOT_DELETED:
                     funnel["deleted"] += 1
-                    funnel["verified"] += 1
-            records += emitted
-            funnel["emitted"] += len(emitted)
-            if budget is not None:
-                budget -= len(emitted)
-            summary.sources.append({
-                "name": source.snapshot.name, "source": source.snapshot.source,
-                "snapshot": source.snapshot.id, "commit": source.snapshot.commit,
-                "license": source.snapshot.license, "tests": len(source.baseline.tests),
-                "stable": len(source.baseline.stable), "flaky": len(source.baseline.flaky),
-                "baseline_seconds": list(source.baseline.run_seconds),
-                "env_build_seconds": source.env.build_seconds,
-                "candidates": share, "selected": len(ordered), "tried": len(tried),
-                "emitted": len(emitted),
-                "verify_seconds": verify_seconds,
-                "seconds_per_task": round(verify_seconds / len(emitted), 2) if emitted else None})
-            if emitted:
-                export_snapshot(source.snapshot.root, source.snapshot.id, out_dir)
+            else:
+                funnel["deleted"] += 1
+                funnel["verified"] += 1
+        records += emitted
+        funnel["emitted"] += len(emitted)
+        if budget is not None:
+            budget -= len(emitted)
+        summary.sources.append({
+            "name": source.snapshot.name, "source": source.snapshot.source,
+            "snapshot": source.snapshot.id, "commit": source.snapshot.commit,
+            "license": source.snapshot.license, "tests": len(source.baseline.tests),
+            "stable": len(source.baseline.stable), "flaky": len(source.baseline.flaky),
+            "baseline_seconds": list(source.baseline.run_seconds),
+            "env_build_seconds": source.env.build_seconds,
+            "candidates": share, "selected": len(ordered), "tried": len(tried),
+            "emitted": len(emitted),
+            "verify_seconds": verify_seconds,
+            "seconds_per_task": round(verify_seconds / len(emitted), 2) if emitted else None})
+        if emitted:
+            export_snapshot(source.snapshot.root, source.snapshot.id, out_dir)
 
-        summary.sources += [entry.to_dict() for entry in set_aside]
-        summary.warnings += [f"{entry.spec.describe()}: set aside: {entry.reason}" for entry in set_aside]
-        shard_path = write_shard(out_dir, shard[0], shard[1], records)
-        summary.funnel = {k: funnel[k] for k in FUNNEL_STAGES}
-        summary.rejections = dict(sorted(rejections.items()))
-        summary.shard_file = shard_path.name if shard_path else ""
-        counts = count_strategies(recipe.strategies, shard_candidates, all_tried, records)
-        summary.strategies = strategy_table(counts, records)
-        # Shards of one run may finish side by side: one merge of the manifests at a time.
-        with directory_lock(out_dir):
-            write_manifests(out_dir, shard[0], shard[1], {
-                "recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
-                "generator": {"version": version("taskforge")}, "difficulty": identity["difficulty"],
-                "counts": {"tasks": len(records)}, "funnel": summary.funnel,
-                "rejections": summary.rejections, "strategies": counts,
-                "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
-                "warnings": summary.warnings,
-            })
+    summary.sources += [entry.to_dict() for entry in set_aside]
+    summary.warnings += [f"{entry.spec.describe()}: set aside: {entry.reason}" for entry in set_aside]
+    shard_path = write_shard(out_dir, shard[0], shard[1], records)
+    summary.funnel = {k: funnel[k] for k in FUNNEL_STAGES}
+    summary.rejections = dict(sorted(rejections.items()))
+    summary.shard_file = shard_path.name if shard_path else ""
+    counts = count_strategies(recipe.strategies, shard_candidates, all_tried, records)
+    summary.strategies = strategy_table(counts, records)
+    # Shards of one run may finish side by side: one merge of the manifests at a time.
+    with directory_lock(out_dir):
+        write_manifests(out_dir, shard[0], shard[1], {
+            "recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
+            "generator": {"version": version("taskforge")}, "difficulty": identity["difficulty"],
+            "counts": {"tasks": len(records)}, "funnel": summary.funnel,
+            "rejections": summary.rejections, "strategies": counts,
+            "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
+            "warnings": summary.warnings,
+        })
     return summary
 
 

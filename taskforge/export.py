@@ -33,9 +33,10 @@ TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 
 
 def export_tasks(tasks_path: str | Path, fmt: str, dest: str | Path,
-                 cache: str | Path | None = None) -> int:
+                 cache: str | Path | None = None, force: bool = False) -> int:
     """Write every task of `tasks_path` (a directory of shards, possibly from many jobs, or one
-    shard file) to `dest` in `fmt`; return how many were written."""
+    shard file) to `dest` in `fmt`; return how many were written. An existing `dest` is
+    refused unless `force` (swebench: the file is replaced; harbor: its directory emptied)."""
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt}: unknown; choose one of {', '.join(FORMATS)}")
     source = Path(tasks_path)
@@ -43,6 +44,21 @@ def export_tasks(tasks_path: str | Path, fmt: str, dest: str | Path,
         merge_manifests(source)  # every shard whole, as its manifest recorded it
     tasks = load_tasks(source, cache)
     target = Path(dest)
+    if fmt == "swebench" and target.is_dir():
+        raise UserError(f"--out {dest}: a directory; swebench export writes one .jsonl file")
+    if target.exists() and not (target.is_dir() and not any(target.iterdir())):
+        if not force:
+            raise UserError(f"--out {dest}: exists and is not an empty directory; pass --force "
+                            "to replace it" if target.is_dir() else
+                            f"--out {dest}: exists; pass --force to replace it")
+        if target.is_dir():
+            # Only an earlier harbor export is ours to empty: every entry a task directory.
+            if not all((entry / "task.toml").is_file() for entry in target.iterdir()):
+                raise UserError(f"--out {dest}: holds more than a harbor export; not replaced "
+                                "even with --force")
+            shutil.rmtree(target)
+        elif fmt == "harbor":
+            target.unlink()
     if fmt == "swebench":
         write_swebench(tasks, target)
     else:
@@ -66,15 +82,11 @@ def swebench_instance(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_swebench(tasks: TaskSet, dest: Path) -> None:
-    if dest.is_dir():
-        raise UserError(f"--out {dest}: a directory; swebench export writes one .jsonl file")
     write_atomic(dest, "".join(json.dumps(swebench_instance(t.record), sort_keys=True) + "\n"
                                for t in tasks))
 
 
 def write_harbor(tasks: TaskSet, dest: Path) -> None:
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise UserError(f"--out {dest}: exists and is not an empty directory")
     dest.mkdir(parents=True, exist_ok=True)
     for task in tasks:
         write_harbor_task(task, dest / task.instance_id)

@@ -143,4 +143,4 @@ def test_harbor_export_refuses_a_non_empty_destination(out: Path, tmp_path: Path
                    cwd=tmp_path)
     assert proc.returncode == 2
     assert stderr_lines(proc) == [f"taskforge: error: --out {tmp_path / 'dest'}: exists and is "
-                                  "not an empty directory"]
+                                  "not an empty directory; pass --force to replace it"]

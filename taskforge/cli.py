@@ -579,16 +579,24 @@ def report(directory: str, dest: str | None) -> None:
 
 @cli.command()
 @click.argument("directory", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["swebench", "harbor"]), required=True)
+@click.option("--format", "fmt", type=click.Choice(["swebench", "harbor", "docker-image"]),
+              required=True)
 @click.option("--out", "dest", type=click.Path(), required=True,
-              help="swebench: a .jsonl file; harbor: a new directory, one task directory each.")
+              help="swebench: a .jsonl file; harbor: a new directory, one task directory each "
+                   "and images/; docker-image: a new directory (images.tar, images.jsonl).")
+@click.option("--no-images", is_flag=True,
+              help="harbor: do not build and save the environment images (needs no docker; "
+                   "the machine that builds the tasks must have them).")
 @click.option("--force", is_flag=True, help="Replace --out if it exists.")
 @cache_option
-def export(directory: str, fmt: str, dest: str, force: bool, cache: str | None) -> None:
+def export(directory: str, fmt: str, dest: str, no_images: bool, force: bool,
+           cache: str | None) -> None:
     """Export the tasks of DIRECTORY (shards of one run or of many jobs) for other harnesses."""
     from taskforge.export import export_tasks
 
-    count = export_tasks(directory, fmt, dest, cache, force=force)
+    if no_images and fmt != "harbor":
+        raise UserError(f"--no-images: only for --format harbor, not {fmt}")
+    count = export_tasks(directory, fmt, dest, cache, force=force, images=not no_images)
     click.echo(f"{count} tasks exported to {dest} ({fmt})")
 
 

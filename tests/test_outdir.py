@@ -389,7 +389,7 @@ def test_a_failed_run_leaves_an_empty_directory_empty(tmp_path: Path) -> None:
 
 
 def test_harbor_export_replaces_only_an_earlier_export_with_force(workdir: Path) -> None:
-    args = ("export", "out", "--format", "harbor", "--out", "harbor")
+    args = ("export", "out", "--format", "harbor", "--no-images", "--out", "harbor")
     assert run_cli(*args, cwd=workdir).returncode == 0
     one_error(run_cli(*args, cwd=workdir), "harbor", "--force")
     proc = run_cli(*args, "--force", cwd=workdir)

@@ -30,12 +30,11 @@ from taskforge.sanitize import UNDECIDED, Fingerprints, sanitize_and_scan
 from taskforge.sanitize.bytecode import MAGIC
 from taskforge.sanitize.containers import Budget, Context, ScanBudget, expand
 from taskforge.sanitize.fingerprints import Fingerprint
-from taskforge.store.snapshots import export_snapshot
+from taskforge.store.snapshots import export_snapshot, tree_hash
 
 MB = 1024 * 1024
 GB_PLUS = 1100 * MB  # every bomb expands past 1 GB
 RSS_LIMIT = 256 * MB
-SNAPSHOT_ID = "bombs0001"
 
 
 def zeros_deflated(size: int, wbits: int = zlib.MAX_WBITS, prefix: bytes = b"") -> bytes:
@@ -140,8 +139,9 @@ def task_directory(tmp_path: Path) -> Path:
         (root / rel).write_text(text)
     out = tmp_path / "tasks"
     out.mkdir()
-    export_snapshot(root, SNAPSHOT_ID, out)
-    record = {"instance_id": "scores__stub__normalize", "snapshot": SNAPSHOT_ID,
+    snapshot_id = tree_hash(root, tmp_path / "hash.git")  # what the archive is checked against
+    export_snapshot(root, snapshot_id, out)
+    record = {"instance_id": "scores__stub__normalize", "snapshot": snapshot_id,
               "deletion_patch": diff_texts({MODULE: (ORIGINAL, TASK)}),
               "patch": diff_texts({MODULE: (TASK, ORIGINAL)}), "test_patch": ""}
     (out / "tasks-00000-of-00001.jsonl").write_text(json.dumps(record) + "\n")

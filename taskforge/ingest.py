@@ -7,8 +7,9 @@ not select is set aside with a one-line reason and the others go on.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,9 @@ class IngestedSource:
     baseline: Baseline
     project: PythonProject
     notes: tuple[str, ...] = ()  # what fetching the source found (git: shallow/full, submodules)
+    # Wall-clock seconds this run spent on each ingest stage: "ingest" (the snapshot),
+    # "environment", "baseline" (near zero when the cache already held it).
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -54,25 +58,32 @@ def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, r
            timeout: float, max_source_mb: float | None = None,
            log: Callable[[str], None] = lambda _m: None) -> IngestedSource:
     log(f"{spec.describe()}: snapshot")
+    started = time.monotonic()
     snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
     return _ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox, repeats=repeats,
-                            timeout=timeout, log=log)
+                            timeout=timeout, log=log, snapshot_seconds=time.monotonic() - started)
 
 
 def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandbox: Sandbox,
-                     repeats: int, timeout: float, log: Callable[[str], None]) -> IngestedSource:
+                     repeats: int, timeout: float, log: Callable[[str], None],
+                     snapshot_seconds: float) -> IngestedSource:
     log(f"{snapshot.name}: snapshot {snapshot.id[:12]} (commit {snapshot.commit[:12]}); "
         "environment")
     notes = tuple(source_notes(snapshot, cache))
     for note in notes:
         log(f"{snapshot.name}: {note}")
+    started = time.monotonic()
     env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
+    built = time.monotonic()
     log(f"{snapshot.name}: environment {env.key[:12]}; baseline ({max(2, repeats)} runs)")
     baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout)
+    seconds = {"ingest": snapshot_seconds, "environment": built - started,
+               "baseline": time.monotonic() - built}
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
         f"{len(baseline.flaky)} flaky (test map: {baseline.tracer})")
     project = PythonProject(snapshot.root, env.pythonpath)
-    return IngestedSource(spec, snapshot, env, baseline, project, notes)
+    return IngestedSource(spec, snapshot, env, baseline, project, notes,
+                          {stage: round(s, 3) for stage, s in seconds.items()})
 
 
 def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path,
@@ -91,6 +102,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
         snapshot = None
         try:
             log(f"{spec.describe()}: snapshot")
+            started = time.monotonic()
             snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
             if licenses is not None and snapshot.license not in licenses:
                 aside.append(SetAside(spec, f"license {snapshot.license or 'unknown'} is not in "
@@ -98,7 +110,8 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                 log(f"{snapshot.name}: set aside: {aside[-1].reason}")
                 continue
             done.append(_ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox,
-                                         repeats=repeats, timeout=timeout, log=log))
+                                         repeats=repeats, timeout=timeout, log=log,
+                                         snapshot_seconds=time.monotonic() - started))
         except UserError as e:
             aside.append(SetAside(spec, _without_source(str(e), spec, snapshot), snapshot))
             log(f"{spec.describe()}: set aside: {aside[-1].reason}")

@@ -1081,6 +1081,16 @@ SELF_CHANGING_TESTS = """\
     CASE = unittest.TestCase()
 
 
+    class _Unbound:
+        \"\"\"A lazy proxy, unusable outside its context (a web framework's request).\"\"\"
+
+        def __getattribute__(self, name):
+            raise RuntimeError("working outside of the request context")
+
+
+    REQUEST = _Unbound()
+
+
     def double(x):
         return 2 * x
 

@@ -207,7 +207,8 @@ class _Observer:
         for name, module in modules:
             entries.append((sys.modules, name, name, item, module))
             for attr, value in list(vars(module).items()):
-                if (name, attr) in _VOLATILE or not isinstance(value, _KINDS):
+                # By the type alone: asking an object for its __class__ may run its code.
+                if (name, attr) in _VOLATILE or not issubclass(type(value), _KINDS):
                     continue
                 entries.append((vars(module), attr, f"{name}.{attr}", item, value))
                 # Built-in (static) types cannot be changed: only classes defined in Python.
@@ -249,9 +250,8 @@ class _Observer:
             self._watched_modules.add(name)
             modules.append((name, module))
             for attr, value in list(vars(module).items()):
-                namespace = getattr(value, "__dict__", None)
-                if type(namespace) is dict and not isinstance(value, (*_KINDS, types.ModuleType)) \
-                        and self._harness_object(value):
+                namespace = self._own_dict(value)
+                if namespace is not None and self._harness_object(value):
                     holders.append((f"{name}.{attr}", namespace))
         entries = self._entries_of(modules, lambda cls: cls.__module__ in self._watched_modules,
                                    lambda f: os.path.realpath(f.__code__.co_filename)
@@ -262,6 +262,20 @@ class _Observer:
                     entries.append((namespace, attr, f"{label}.{attr}", "object", value))
             self._namespaces.append((label, namespace, set(namespace), "object"))
         self._index(entries)
+
+    @staticmethod
+    def _own_dict(value):
+        """An instance's own attribute dictionary, read past any __getattr__ or proxy (a
+        lazy object of the tests must not run, nor raise, here); None for functions, classes,
+        modules and objects without one."""
+        kind = type(value)
+        if issubclass(kind, (*_KINDS, types.ModuleType)) or not kind.__dictoffset__:
+            return None
+        try:
+            namespace = object.__getattribute__(value, "__dict__")
+        except Exception:  # any failure: not an object to watch
+            return None
+        return namespace if type(namespace) is dict else None
 
     def _harness_object(self, value):
         """Whether a module-level object of the test code belongs to the harness: its class

@@ -109,7 +109,7 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
     cache_dir = cache_root(cache)
     box = get_sandbox(sandbox or recipe.sandbox)
     seed = recipe.seed if seed is None else seed
-    pool = get_executor(executor, workers, ray_address)
+    pool = get_executor(executor, workers, ray_address, sandbox=box.name, cache=cache_dir)
     out_dir = Path(out)
     if limit is not None and shard[1] > 1:
         raise UserError(f"--limit {limit} with --shard {shard[0]}/{shard[1]}: a limit keeps the first "
@@ -203,6 +203,7 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
         "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
         "warnings": summary.warnings,
     })
+    pool.close()
     return summary
 
 

@@ -1,0 +1,232 @@
+"""`--executor ray` on real Ray: an instance started for the run, and a two-node cluster on this
+machine (a head and a worker node, each a `ray start --block` process tree of its own) whose
+worker node is killed mid-run. Every run must write the shard of `--executor local`, byte for
+byte once the timing fields are taken out.
+
+The nodes listen on 127.0.0.1 only, without a dashboard, and are stopped by killing the process
+groups this module started: never `ray stop`, which ends every Ray process on the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from test_shards import (
+    UNSHARDED,
+    canonical_lines,
+    differences,
+    journal_lines,
+    kill_when,
+    sample_output,
+    sample_recipe,
+    without_sha,
+)
+
+RAY = Path(sys.executable).with_name("ray")
+# Loopback test nodes: token authentication would need a credential shared by every process.
+CLUSTER_ENV = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+NODE_START_TIMEOUT_S = 120
+RUN_TIMEOUT_S = 900
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Node:
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def started(self) -> bool:
+        return "Ray runtime started" in self.log.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """The node's whole process group (raylet, its workers and their pytest runs)."""
+        with contextlib.suppress(ProcessLookupError):  # `ray start` gone, its children may not be
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def running_pytest(self) -> bool:
+        """Whether a job on this node is running a test suite right now."""
+        out = subprocess.run(["ps", "-o", "args=", "-g", str(self.proc.pid)],
+                             capture_output=True, text=True).stdout
+        return "pytest" in out
+
+
+def start_node(temp: Path, *args: str) -> Node:
+    temp.mkdir()
+    log = temp / "ray-start.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(RAY), "start", "--node-ip-address", "127.0.0.1", "--temp-dir", str(temp),
+             "--num-cpus", "1", "--object-store-memory", str(100 << 20),
+             "--resources", json.dumps({"sandbox:none": 1}), "--block", *args],
+            stdout=out, stderr=subprocess.STDOUT, env=CLUSTER_ENV, start_new_session=True)
+    node = Node(proc, log)
+    deadline = time.monotonic() + NODE_START_TIMEOUT_S
+    while not node.started():
+        assert proc.poll() is None, f"ray start exited: {log.read_text()}"
+        assert time.monotonic() < deadline, f"ray start did not finish: {log.read_text()}"
+        time.sleep(0.5)
+    return node
+
+
+@dataclass
+class Cluster:
+    address: str
+    head: Node
+    worker: Node
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    # Under /tmp, short: Ray's socket paths inside the temp dir must stay below 108 bytes.
+    root = Path(tempfile.mkdtemp(prefix="tf-ray-"))
+    nodes: list[Node] = []
+    try:
+        port = free_port()
+        nodes.append(start_node(root / "head", "--head", "--port", str(port),
+                                "--include-dashboard=false"))
+        nodes.append(start_node(root / "worker", "--address", f"127.0.0.1:{port}"))
+        yield Cluster(f"127.0.0.1:{port}", *nodes)
+    finally:
+        for node in reversed(nodes):
+            node.kill()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def reference(tf_cache: Path) -> Path:
+    """`--executor local`, uninterrupted (the sample directory test_shards shares)."""
+    return sample_output(tf_cache)
+
+
+def start_generate(recipe: Path, out: Path, address: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "taskforge", "generate", str(recipe),
+                             "--out", str(out), "--executor", "ray", "--ray-address", address,
+                             "--workers", "2"],
+                            cwd=out.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=CLUSTER_ENV, start_new_session=True)
+
+
+def assert_same_run(out: Path, reference: Path) -> None:
+    assert canonical_lines(out / UNSHARDED) == canonical_lines(reference / UNSHARDED), \
+        differences(out / UNSHARDED, reference / UNSHARDED)
+    name = "manifest-00000-of-00001.json"
+    assert without_sha(json.loads((out / name).read_text())) == \
+        without_sha(json.loads((reference / name).read_text()))
+    journal = [json.loads(line) for line in (out / ".journal" / UNSHARDED).read_text().splitlines()]
+    assert len(journal) == len({e["key"] for e in journal}), "a candidate journalled twice"
+
+
+def progress_lines(stdout: str) -> list[str]:
+    """The per-candidate progress lines, without their position (jobs finish in any order)."""
+    return sorted(re.sub(r"^taskforge: \[\d+/", "taskforge: [", line)
+                  for line in stdout.splitlines() if re.match(r"taskforge: \[\d+/\d+\]", line))
+
+
+def summary_tables(stdout: str) -> str:
+    """The summary's funnel and per-strategy tables: the funnel's title (the output directory,
+    wrapped by width) and the per-source table (timings) left out."""
+    funnel = stdout[stdout.index("funnel:"):stdout.index("per source")]
+    return funnel[funnel.index("\u250f"):] + stdout[stdout.index("per strategy"):]
+
+
+@pytest.mark.slow
+def test_ray_instance_for_the_run_writes_the_local_shard(reference: Path, tf_cache: Path,
+                                                         tmp_path: Path) -> None:
+    recipe = sample_recipe(tf_cache)
+    local = run_cli("generate", str(recipe), "--out", str(tmp_path / "local"), "--workers", "2",
+                    cwd=tmp_path, timeout=RUN_TIMEOUT_S)
+    assert local.returncode == 0, local.stderr
+    ray_run = run_cli("generate", str(recipe), "--out", str(tmp_path / "ray"), "--workers", "2",
+                      "--executor", "ray", cwd=tmp_path, timeout=RUN_TIMEOUT_S)
+    assert ray_run.returncode == 0, ray_run.stderr
+    assert_same_run(tmp_path / "ray", reference)
+    # The same progress reaches the display, and the same summary follows it.
+    assert progress_lines(ray_run.stdout) == progress_lines(local.stdout) != []
+    assert summary_tables(ray_run.stdout) == summary_tables(local.stdout)
+    # The instance is gone with the run: its temporary directory was removed.
+    assert not [p for p in Path("/dev/shm").glob(f"taskforge-{os.getuid()}/ray-*")]
+
+
+@pytest.mark.slow
+def test_cluster_run_killed_driver_resumes(cluster: Cluster, reference: Path, tf_cache: Path,
+                                           tmp_path: Path) -> None:
+    recipe = sample_recipe(tf_cache)
+    out = tmp_path / "out"
+    out.mkdir()
+    kill_when(start_generate(recipe, out, cluster.address), lambda: journal_lines(out) >= 1,
+              timeout=RUN_TIMEOUT_S)
+    resumed = start_generate(recipe, out, cluster.address)
+    _, err = resumed.communicate(timeout=RUN_TIMEOUT_S)
+    assert resumed.returncode == 0, err
+    assert_same_run(out, reference)
+
+
+@pytest.mark.slow
+def test_cluster_run_survives_its_worker_node_killed(cluster: Cluster, reference: Path,
+                                                     tf_cache: Path, tmp_path: Path) -> None:
+    recipe = sample_recipe(tf_cache)
+    out = tmp_path / "out"
+    out.mkdir()
+    run = start_generate(recipe, out, cluster.address)
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        # Mid-run, and mid-job on the worker node: one of its jobs is running a test suite.
+        while not cluster.worker.running_pytest():
+            assert run.poll() is None, f"the run ended before the worker node ran a job: {run.stderr}"
+            assert time.monotonic() < deadline, "the worker node never ran a job"
+            time.sleep(0.05)
+        cluster.worker.kill()
+        assert run.poll() is None, "the run ended before the kill"
+        stdout, err = run.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 0, err
+    # The lost jobs ran again on the head node; nothing lost, nothing twice.
+    assert_same_run(out, reference)
+    assert len(progress_lines(stdout)) == len(set(progress_lines(stdout)))
+
+
+def test_without_the_extra_one_line_names_it(tf_cache: Path, tmp_path: Path) -> None:
+    # Ray made unimportable, as in an install without `taskforge[ray]`.
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['ray'] = None\n"
+         "from taskforge.cli import main; main()", "generate", str(sample_recipe(tf_cache)),
+         "--out", str(tmp_path / "out"), "--executor", "ray"],
+        capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "taskforge: error: executor 'ray' needs Ray: pip install 'taskforge[ray]'"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_unreachable_address_fails_before_writing(tf_cache: Path, tmp_path: Path) -> None:
+    port = free_port()  # bound a moment ago, now closed: nothing answers there
+    proc = run_cli("generate", str(sample_recipe(tf_cache)), "--out", str(tmp_path / "out"),
+                   "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"taskforge: error: --ray-address 127.0.0.1:{port}: no Ray head node answers "
+        "(Connection refused)"]
+    assert not (tmp_path / "out").exists()

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -38,8 +39,9 @@ from test_shards import (
 )
 
 RAY = Path(sys.executable).with_name("ray")
-# Loopback test nodes: token authentication would need a credential shared by every process.
-CLUSTER_ENV = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+# Ray 2.60 advertises the host's address for `--node-ip-address 127.0.0.1` and listens on every
+# interface, so the test cluster keeps token authentication on, with a token made for it alone.
+CLUSTER_ENV = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
 NODE_START_TIMEOUT_S = 120
 RUN_TIMEOUT_S = 900
 
@@ -58,17 +60,35 @@ class Node:
     def started(self) -> bool:
         return "Ray runtime started" in self.log.read_text(errors="replace")
 
+    def processes(self) -> list[int]:
+        """The node's processes: its session (`ray start`, raylet, workers, each Ray worker in a
+        process group of its own) and whatever they started in sessions of their own."""
+        stats = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # exited meanwhile
+            stats[int(stat.parent.name)] = (int(fields[1]), int(fields[3]))  # ppid, session
+        mine = {pid for pid, (_ppid, sid) in stats.items() if sid == self.proc.pid}
+        while grown := {pid for pid, (ppid, _sid) in stats.items() if ppid in mine} - mine:
+            mine |= grown
+        return sorted(mine)
+
     def kill(self) -> None:
-        """The node's whole process group (raylet, its workers and their pytest runs)."""
-        with contextlib.suppress(ProcessLookupError):  # `ray start` gone, its children may not be
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        for pid in self.processes():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         self.proc.wait()
 
-    def running_pytest(self) -> bool:
-        """Whether a job on this node is running a test suite right now."""
-        out = subprocess.run(["ps", "-o", "args=", "-g", str(self.proc.pid)],
-                             capture_output=True, text=True).stdout
-        return "pytest" in out
+    def running_a_job(self) -> bool:
+        """Whether one of this node's Ray workers is inside a job right now (its title is the
+        task's function while it runs one)."""
+        for pid in self.processes():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::_call"):
+                    return True
+        return False
 
 
 def start_node(temp: Path, *args: str) -> Node:
@@ -192,7 +212,7 @@ def test_cluster_run_survives_its_worker_node_killed(cluster: Cluster, reference
     try:
         deadline = time.monotonic() + RUN_TIMEOUT_S
         # Mid-run, and mid-job on the worker node: one of its jobs is running a test suite.
-        while not cluster.worker.running_pytest():
+        while not cluster.worker.running_a_job():
             assert run.poll() is None, f"the run ended before the worker node ran a job: {run.stderr}"
             assert time.monotonic() < deadline, "the worker node never ran a job"
             time.sleep(0.05)

@@ -282,7 +282,7 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
             if emitted_so_far() >= cap:
                 break
             for (candidate, _screened), entry in pool.map_unordered(
-                    job, confirm[start:start + pool.workers]):
+                    job, confirm[start:start + pool.workers], needs=source.cache_entries()):
                 finish(candidate, entry)
     tried = [results[c.key] for c in ordered[:position] if c.key in results]
     emitted = [e["record"] for e in tried if e["status"] == "emitted"][:cap]

@@ -30,6 +30,11 @@ class IngestedSource:
     project: PythonProject
     notes: tuple[str, ...] = ()  # what fetching the source found (git: shallow/full, submodules)
 
+    def cache_entries(self) -> tuple[Path, Path]:
+        """The content-addressed cache directories a job on this source reads: the snapshot's
+        and the environment's (what another machine must have at the same path)."""
+        return self.snapshot.root.parent, self.env.venv.parent
+
 
 @dataclass(frozen=True)
 class SetAside:

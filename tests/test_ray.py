@@ -1,7 +1,9 @@
 """`--executor ray` on real Ray: an instance started for the run, and a two-node cluster on this
 machine (a head and a worker node, each a `ray start --block` process tree of its own) whose
-worker node is killed mid-run. Every run must write the shard of `--executor local`, byte for
-byte once the timing fields are taken out.
+worker node is killed mid-run. The worker node runs in a mount namespace of its own where the
+run's cache is an empty directory, as on another machine: it gets what its jobs read on first
+use. Every run must write the shard of `--executor local`, byte for byte once the timing fields
+are taken out.
 
 The nodes listen on 127.0.0.1 only, without a dashboard, and are stopped by killing the process
 groups this module started: never `ray stop`, which ends every Ray process on the machine.
@@ -41,9 +43,14 @@ from test_shards import (
 RAY = Path(sys.executable).with_name("ray")
 # Ray 2.60 advertises the host's address for `--node-ip-address 127.0.0.1` and listens on every
 # interface, so the test cluster keeps token authentication on, with a token made for it alone.
-CLUSTER_ENV = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+CLUSTER_AUTH = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
 NODE_START_TIMEOUT_S = 120
 RUN_TIMEOUT_S = 900
+
+
+def cluster_env() -> dict[str, str]:
+    """The environment as it is now (the session's TASKFORGE_CACHE included), with the token."""
+    return {**os.environ, **CLUSTER_AUTH}
 
 
 def free_port() -> int:
@@ -91,15 +98,20 @@ class Node:
         return False
 
 
-def start_node(temp: Path, *args: str) -> Node:
+def start_node(temp: Path, *args: str, hide: Path | None = None) -> Node:
+    """A node of its own; with `hide`, in a mount namespace where that directory is empty: a
+    machine that does not share the driver's filesystem there."""
     temp.mkdir()
     log = temp / "ray-start.log"
+    prefix = [] if hide is None else [
+        "unshare", "--map-root-user", "--mount", "--propagation", "private",
+        "sh", "-c", f"mount -t tmpfs none {hide} && exec \"$@\"", "sh"]
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [str(RAY), "start", "--node-ip-address", "127.0.0.1", "--temp-dir", str(temp),
-             "--num-cpus", "1", "--object-store-memory", str(100 << 20),
+            [*prefix, str(RAY), "start", "--node-ip-address", "127.0.0.1", "--temp-dir", str(temp),
+             "--object-store-memory", str(100 << 20),
              "--resources", json.dumps({"sandbox:none": 1}), "--block", *args],
-            stdout=out, stderr=subprocess.STDOUT, env=CLUSTER_ENV, start_new_session=True)
+            stdout=out, stderr=subprocess.STDOUT, env=cluster_env(), start_new_session=True)
     node = Node(proc, log)
     deadline = time.monotonic() + NODE_START_TIMEOUT_S
     while not node.started():
@@ -116,21 +128,32 @@ class Cluster:
     worker: Node
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+@contextlib.contextmanager
+def two_nodes(head_cpus: int, hide: Path) -> Iterator[Cluster]:
+    """A head taking `head_cpus` jobs at once and a worker node taking one, which sees an empty
+    directory at `hide` (the run's cache), as another machine would."""
     # Under /tmp, short: Ray's socket paths inside the temp dir must stay below 108 bytes.
     root = Path(tempfile.mkdtemp(prefix="tf-ray-"))
     nodes: list[Node] = []
     try:
         port = free_port()
         nodes.append(start_node(root / "head", "--head", "--port", str(port),
-                                "--include-dashboard=false"))
-        nodes.append(start_node(root / "worker", "--address", f"127.0.0.1:{port}"))
+                                "--include-dashboard=false", "--num-cpus", str(head_cpus)))
+        nodes.append(start_node(root / "worker", "--address", f"127.0.0.1:{port}",
+                                "--num-cpus", "1", hide=hide))
         yield Cluster(f"127.0.0.1:{port}", *nodes)
     finally:
         for node in reversed(nodes):
             node.kill()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def cluster(tf_cache: Path) -> Iterator[Cluster]:
+    """Both cache set-ups at once: the head shares the driver's cache, the worker node has its
+    own, filled on first use."""
+    with two_nodes(1, hide=tf_cache) as nodes:
+        yield nodes
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +167,7 @@ def start_generate(recipe: Path, out: Path, address: str) -> subprocess.Popen[st
                              "--out", str(out), "--executor", "ray", "--ray-address", address,
                              "--workers", "2"],
                             cwd=out.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=CLUSTER_ENV, start_new_session=True)
+                            text=True, env=cluster_env(), start_new_session=True)
 
 
 def assert_same_run(out: Path, reference: Path) -> None:
@@ -250,3 +273,22 @@ def test_unreachable_address_fails_before_writing(tf_cache: Path, tmp_path: Path
         f"taskforge: error: --ray-address 127.0.0.1:{port}: no Ray head node answers "
         "(Connection refused)"]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_a_node_without_the_drivers_cache_gets_its_entries_on_first_use(
+        reference: Path, tf_cache: Path, tmp_path: Path) -> None:
+    # The head takes no jobs; the only worker node sees an empty directory at the cache's path,
+    # as another machine would: every job runs there, from entries it unpacked on first use.
+    out = tmp_path / "out"
+    out.mkdir()
+    with two_nodes(0, hide=tf_cache) as nodes:
+        run = start_generate(sample_recipe(tf_cache), out, nodes.address)
+        _, err = run.communicate(timeout=RUN_TIMEOUT_S)
+        # What the worker node's cache holds, seen through its own mount namespace.
+        seen = Path(f"/proc/{nodes.worker.proc.pid}/root") / tf_cache.relative_to("/")
+        worker_entries = {p.parent.name for p in seen.glob("*/*") if p.parent.name != "tmp"}
+    assert run.returncode == 0, err
+    assert_same_run(out, reference)
+    # Only what the jobs read arrived there; no source, no baseline, no uv cache.
+    assert worker_entries == {"snapshots", "envs", "bytecode"}, worker_entries

@@ -3,8 +3,9 @@ threads are enough; each job works in its own scratch copy, never in a shared tr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -41,8 +42,10 @@ class LocalExecutor:
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
 
-    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[tuple[T, R]]:
-        """Yield (item, result) as jobs finish; at most `workers` run at once."""
+    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T],
+                      needs: Sequence[Path] = ()) -> Iterator[tuple[T, R]]:
+        """Yield (item, result) as jobs finish; at most `workers` run at once. `needs` (the
+        cache entries the jobs read) are already here: the jobs share this machine's cache."""
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             yield from bounded_unordered(
                 items, self.workers, lambda item: pool.submit(fn, item),

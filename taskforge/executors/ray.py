@@ -4,21 +4,32 @@ The interface is LocalExecutor's: `workers` and `map_unordered`. Only results tr
 the driver alone writes shards and the journal, so resume and byte-identical output hold as with
 `local`. A task whose worker process or node dies is retried by Ray (`RETRIES`); its job works in
 a scratch copy of its own and caches are built under locks with a final rename, so a retry finds
-nothing half-done. Each task declares what it needs: a CPU, memory, and the run's sandbox as a
+nothing half-done.
+
+Nothing assumes a node sees the driver's filesystem: each call names the cache entries its jobs
+read (snapshot, environment, bytecode: content-addressed directories), the driver puts each in
+Ray's object store once, and a node that lacks one unpacks it at the same path on first use. A
+node whose cache is shared with the driver's finds them there and fetches nothing.
+
+Each task declares what it needs: a CPU, memory, and the run's sandbox as a
 custom resource (`sandbox:<name>`) that only nodes offering that sandbox register.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import socket
+import sys
+import tarfile
 import tempfile
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from taskforge.cache import build_once
 from taskforge.errors import UserError
 from taskforge.executors.local import bounded_unordered
 from taskforge.workspace import scratch_parent
@@ -44,8 +55,39 @@ def sandbox_resource(sandbox: str) -> str:
     return f"sandbox:{sandbox}"
 
 
-def _call(fn: Callable[[Any], Any], item: Any) -> Any:
+def _call(fn: Callable[[Any], Any], item: Any, needs: tuple[tuple[str, Any], ...]) -> Any:
+    for path, archive in needs:
+        _ensure_entry(Path(path), archive)
     return fn(item)
+
+
+def _pack(entry: Path) -> bytes:
+    """A cache entry as an uncompressed tar (modes and symlinks kept: a venv's `bin/python`)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(entry, arcname=".")
+    return buffer.getvalue()
+
+
+def _ensure_entry(final: Path, archive: Any) -> None:
+    """Give this node a cache entry it lacks: unpacked from the driver's copy on first use, once
+    per node (under `build_once`'s lock, visible only after its final rename). Entries are
+    content-addressed, so one already there (a shared cache, or an earlier job) is the same."""
+    if final.exists():
+        return
+    import ray
+
+    def unpack(staging: Path) -> None:
+        with tarfile.open(fileobj=io.BytesIO(ray.get(archive))) as tar:
+            tar.extractall(staging, filter="tar")  # the run's own driver packed it
+
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        build_once(final, unpack)
+    except OSError as e:
+        raise UserError(f"Ray node {socket.gethostname()}: cannot create the run's cache entry "
+                        f"{final} ({e.strerror or e}); every node needs the driver's cache path, "
+                        "writable (docs/cluster.md)") from None
 
 
 def _check_reachable(address: str) -> None:
@@ -61,7 +103,11 @@ def _check_reachable(address: str) -> None:
         raise UserError(f"--ray-address {address}: no Ray head node answers ({e.strerror or e})") from None
 
 
-def _import_ray() -> Any:
+def _import_ray(local_instance: bool) -> Any:
+    if local_instance and "ray" not in sys.modules:
+        # Ray turns `127.0.0.1` into the host's address and listens on every interface, unless
+        # multi-node support is off (read once, at import): a single node for the run needs none.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
     except ImportError:
@@ -80,12 +126,15 @@ class RayExecutor:
 
     def __init__(self, workers: int, address: str | None = None, *, sandbox: str = "none",
                  cache: Path | None = None) -> None:
-        self._ray = _import_ray()
+        self._ray = _import_ray(local_instance=not address)
         self.workers = max(1, workers)
         self.address = address
         self.sandbox = sandbox
         self._cache = cache
         self._remote: Any = None
+        # Cache entries packed for other nodes, by path: each travels once per run at most.
+        self._archives: dict[Path, Any] = {}
+        self._one_machine = False  # a Ray instance of the run's own: every node sees the cache
         self._close: Callable[[], None] = lambda: None
         self._start()  # before anything is written to `out`: a wrong address fails the run early
 
@@ -106,10 +155,11 @@ class RayExecutor:
             self._close = weakref.finalize(self, _shutdown, ray, None)
         else:
             # A temp dir of its own (socket paths must stay short: scratch, not the cache),
-            # loopback only, no dashboard; this node offers the sandbox the run already checked.
+            # no dashboard; this node offers the sandbox the run already checked.
             temp_dir = tempfile.mkdtemp(prefix="ray-", dir=scratch_parent(self._cache or
                                                                           Path(tempfile.gettempdir())))
             self._close = weakref.finalize(self, _shutdown, ray, temp_dir)
+            self._one_machine = True
             ray.init(num_cpus=self.workers, include_dashboard=False, _temp_dir=temp_dir,
                      _node_ip_address="127.0.0.1", resources={resource: 1},
                      object_store_memory=LOCAL_OBJECT_STORE_MB << 20, log_to_driver=False,
@@ -124,8 +174,19 @@ class RayExecutor:
             max_retries=RETRIES, retry_exceptions=False)
         return self._remote
 
-    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[tuple[T, R]]:
-        """Yield (item, result) as tasks finish; at most `workers` are submitted at once."""
+    def _shared(self, needs: Sequence[Path]) -> tuple[tuple[str, Any], ...]:
+        """`needs` as (path, object ref of its archive): a node without an entry unpacks it there."""
+        if self._one_machine:
+            return ()
+        for entry in needs:
+            if entry not in self._archives:
+                self._archives[entry] = self._ray.put(_pack(entry))
+        return tuple((str(entry), self._archives[entry]) for entry in needs)
+
+    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T],
+                      needs: Sequence[Path] = ()) -> Iterator[tuple[T, R]]:
+        """Yield (item, result) as tasks finish; at most `workers` are submitted at once.
+        `needs`: the cache entries the jobs read, which a node that lacks them gets from here."""
         ray = self._ray
         remote = self._start()
         fn_ref = ray.put(fn)  # the job and what it closes over travel once, not once per item
@@ -134,10 +195,13 @@ class RayExecutor:
             try:
                 return ray.get(ref)
             except ray.exceptions.RayTaskError as e:
-                # The job's own exception (a UserError stays one for the CLI).
+                # The job's own exception: a UserError stays one line for the CLI.
+                if isinstance(e.cause, UserError):
+                    raise e.cause from None
                 raise e.as_instanceof_cause() from None
 
-        yield from bounded_unordered(items, self.workers, lambda item: remote.remote(fn_ref, item),
+        shared = self._shared(needs)
+        yield from bounded_unordered(items, self.workers, lambda item: remote.remote(fn_ref, item, shared),
                                      lambda refs: ray.wait(refs, num_returns=1)[0], result)
 
     def close(self) -> None:

@@ -15,10 +15,11 @@ from typing import Any
 from taskforge.delete import PythonProject
 from taskforge.env import build_environment, detect_spec
 from taskforge.errors import UserError
+from taskforge.executors.local import LocalExecutor
 from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
 from taskforge.sandbox import Sandbox
 from taskforge.sources import ingest_source, source_notes
-from taskforge.testing.baseline import run_baseline
+from taskforge.testing.baseline import keep_baseline, run_baseline
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,13 @@ def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, r
 
 def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandbox: Sandbox,
                      repeats: int, timeout: float, log: Callable[[str], None]) -> IngestedSource:
+    env, notes = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log)
+    baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout)
+    return _ingested(spec, snapshot, env, baseline, notes, log)
+
+
+def _environment(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, repeats: int,
+                 log: Callable[[str], None]) -> tuple[Environment, tuple[str, ...]]:
     log(f"{snapshot.name}: snapshot {snapshot.id[:12]} (commit {snapshot.commit[:12]}); "
         "environment")
     notes = tuple(source_notes(snapshot, cache))
@@ -73,7 +81,11 @@ def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandb
         log(f"{snapshot.name}: {note}")
     env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
     log(f"{snapshot.name}: environment {env.key[:12]}; baseline ({max(2, repeats)} runs)")
-    baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout)
+    return env, notes
+
+
+def _ingested(spec: SourceSpec, snapshot: Snapshot, env: Environment, baseline: Baseline,
+              notes: tuple[str, ...], log: Callable[[str], None]) -> IngestedSource:
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
         f"{len(baseline.flaky)} flaky (test map: {baseline.tracer})")
     project = PythonProject(snapshot.root, env.pythonpath)
@@ -84,34 +96,65 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                    sandbox: Sandbox, repeats: int, timeout: float,
                    licenses: tuple[str, ...] | None = None, max_source_mb: float | None = None,
                    log: Callable[[str], None] = lambda _m: None, need_one: bool = True,
-                   ) -> tuple[list[IngestedSource], list[SetAside]]:
+                   pool: Any = None) -> tuple[list[IngestedSource], list[SetAside]]:
     """Ingest every source; the ones that fail are set aside with their reason.
+
+    Snapshots and environments are made here, one source after another (a source path is on
+    this machine). The baselines, which run each suite several times, are jobs of `pool`
+    (Ray tasks with `--executor ray`), every source's at once.
 
     When every source fails a run has nothing to work on (`need_one`): the first reason is
     raised as a UserError, exactly as a single-source run reports it.
     """
-    done: list[IngestedSource] = []
-    aside: list[SetAside] = []
-    for spec in specs:
+    outcomes: dict[int, IngestedSource | SetAside] = {}
+    ready: list[tuple[int, Snapshot, Environment, tuple[str, ...]]] = []
+    for index, spec in enumerate(specs):
         snapshot = None
         try:
             log(f"{spec.describe()}: snapshot")
             snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
             if licenses is not None and snapshot.license not in licenses:
-                aside.append(SetAside(spec, f"license {snapshot.license or 'unknown'} is not in "
-                                            f"select.licenses ({', '.join(licenses)})", snapshot))
-                log(f"{snapshot.name}: set aside: {aside[-1].reason}")
+                outcomes[index] = _set_aside(spec, f"license {snapshot.license or 'unknown'} is "
+                                             f"not in select.licenses ({', '.join(licenses)})",
+                                             snapshot, log, who=snapshot.name)
                 continue
-            done.append(_ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox,
-                                         repeats=repeats, timeout=timeout, log=log))
+            env, notes = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log)
+            ready.append((index, snapshot, env, notes))
         except UserError as e:
-            aside.append(SetAside(spec, _without_source(str(e), spec, snapshot), snapshot))
-            log(f"{spec.describe()}: set aside: {aside[-1].reason}")
+            outcomes[index] = _set_aside(spec, _without_source(str(e), spec, snapshot), snapshot,
+                                         log)
+
+    def baseline_job(item: tuple[int, Snapshot, Environment, tuple[str, ...]]) -> Baseline | str:
+        _index, snapshot, env, _notes = item
+        try:
+            return run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout)
+        except UserError as e:  # the source is set aside; the other baselines go on
+            return str(e)
+
+    needs = [entry for _i, snapshot, env, _n in ready
+             for entry in (snapshot.root.parent, env.venv.parent)]
+    for (index, snapshot, env, notes), baseline in (pool or LocalExecutor(1)).map_unordered(
+            baseline_job, ready, needs=needs):
+        spec = specs[index]
+        if isinstance(baseline, str):
+            outcomes[index] = _set_aside(spec, _without_source(baseline, spec, snapshot),
+                                         snapshot, log)
+        else:
+            keep_baseline(cache, baseline)
+            outcomes[index] = _ingested(spec, snapshot, env, baseline, notes, log)
+    done = [o for _i, o in sorted(outcomes.items()) if isinstance(o, IngestedSource)]
+    aside = [o for _i, o in sorted(outcomes.items()) if isinstance(o, SetAside)]
     if need_one and not done and aside:
         first = aside[0]
         where = first.snapshot.source if first.snapshot else first.spec.describe()
         raise UserError(f"{where}: {first.reason}")
     return done, aside
+
+
+def _set_aside(spec: SourceSpec, reason: str, snapshot: Snapshot | None,
+               log: Callable[[str], None], who: str | None = None) -> SetAside:
+    log(f"{who or spec.describe()}: set aside: {reason}")
+    return SetAside(spec, reason, snapshot)
 
 
 def _without_source(message: str, spec: SourceSpec, snapshot: Snapshot | None) -> str:

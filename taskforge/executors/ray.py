@@ -61,7 +61,7 @@ def _call(fn: Callable[[Any], Any], item: Any, needs: tuple[tuple[str, Any], ...
     return fn(item)
 
 
-def _pack(entry: Path) -> bytes:
+def pack_entry(entry: Path) -> bytes:
     """A cache entry as an uncompressed tar (modes and symlinks kept: a venv's `bin/python`)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
@@ -180,7 +180,7 @@ class RayExecutor:
             return ()
         for entry in needs:
             if entry not in self._archives:
-                self._archives[entry] = self._ray.put(_pack(entry))
+                self._archives[entry] = self._ray.put(pack_entry(entry))
         return tuple((str(entry), self._archives[entry]) for entry in needs)
 
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T],

@@ -27,10 +27,20 @@ def baseline_key(snapshot: Snapshot, env: Environment, repeats: int, sandbox: st
     return digest("baseline", FORMAT, snapshot.id, env.key, repeats, sandbox)[:32]
 
 
+def _path(cache: Path, key: str) -> Path:
+    return cache / "baselines" / f"{key}.json"
+
+
+def keep_baseline(cache: Path, baseline: Baseline) -> None:
+    """Cache a baseline another machine ran (a Ray node), so this one's reruns find it."""
+    if not _path(cache, baseline.key).is_file():
+        write_json(_path(cache, baseline.key), _dump(baseline))
+
+
 def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
                  repeats: int, timeout: float) -> Baseline:
     key = baseline_key(snapshot, env, repeats, sandbox.name)
-    path = cache / "baselines" / f"{key}.json"
+    path = _path(cache, key)
     if path.is_file():
         return _load(path)
     runs: list[TestRun] = []

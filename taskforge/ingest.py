@@ -19,7 +19,7 @@ from taskforge.executors.local import LocalExecutor
 from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
 from taskforge.sandbox import Sandbox
 from taskforge.sources import ingest_source, source_notes
-from taskforge.testing.baseline import keep_baseline, run_baseline
+from taskforge.testing.baseline import cached_baseline, keep_baseline, run_baseline
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,12 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                                              snapshot, log, who=snapshot.name)
                 continue
             env, notes = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log)
-            ready.append((index, snapshot, env, notes))
+            # Cached here: no job (a node with a cache of its own would run it again).
+            cached = cached_baseline(snapshot, env, sandbox, cache, repeats=repeats)
+            if cached is not None:
+                outcomes[index] = _ingested(spec, snapshot, env, cached, notes, log)
+            else:
+                ready.append((index, snapshot, env, notes))
         except UserError as e:
             outcomes[index] = _set_aside(spec, _without_source(str(e), spec, snapshot), snapshot,
                                          log)

@@ -98,14 +98,15 @@ class Node:
         return False
 
 
-def start_node(temp: Path, *args: str, hide: Path | None = None) -> Node:
-    """A node of its own; with `hide`, in a mount namespace where that directory is empty: a
-    machine that does not share the driver's filesystem there."""
+def start_node(temp: Path, *args: str, hide: Path | None = None, read_only: bool = False) -> Node:
+    """A node of its own; with `hide`, in a mount namespace where that directory is empty (and
+    `read_only`): a machine that does not share the driver's filesystem there."""
     temp.mkdir()
     log = temp / "ray-start.log"
+    options = "-o ro " if read_only else ""
     prefix = [] if hide is None else [
         "unshare", "--map-root-user", "--mount", "--propagation", "private",
-        "sh", "-c", f"mount -t tmpfs none {hide} && exec \"$@\"", "sh"]
+        "sh", "-c", f"mount -t tmpfs {options}none {hide} && exec \"$@\"", "sh"]
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [*prefix, str(RAY), "start", "--node-ip-address", "127.0.0.1", "--temp-dir", str(temp),
@@ -129,7 +130,7 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def two_nodes(head_cpus: int, hide: Path) -> Iterator[Cluster]:
+def two_nodes(head_cpus: int, hide: Path, read_only: bool = False) -> Iterator[Cluster]:
     """A head taking `head_cpus` jobs at once and a worker node taking one, which sees an empty
     directory at `hide` (the run's cache), as another machine would."""
     # Under /tmp, short: Ray's socket paths inside the temp dir must stay below 108 bytes.
@@ -140,7 +141,7 @@ def two_nodes(head_cpus: int, hide: Path) -> Iterator[Cluster]:
         nodes.append(start_node(root / "head", "--head", "--port", str(port),
                                 "--include-dashboard=false", "--num-cpus", str(head_cpus)))
         nodes.append(start_node(root / "worker", "--address", f"127.0.0.1:{port}",
-                                "--num-cpus", "1", hide=hide))
+                                "--num-cpus", "1", hide=hide, read_only=read_only))
         yield Cluster(f"127.0.0.1:{port}", *nodes)
     finally:
         for node in reversed(nodes):
@@ -303,3 +304,21 @@ def test_a_node_without_the_drivers_cache_gets_its_entries_on_first_use(
     # uv cache. The driver kept those baselines in its own cache: a rerun finds them.
     assert worker_entries == {"snapshots", "envs", "bytecode", "baselines"}, worker_entries
     assert ran_there == sorted(p.name for p in baselines.glob("*.json")) != []
+
+
+@pytest.mark.slow
+def test_a_node_that_cannot_create_the_cache_path_stops_the_run(tf_cache: Path,
+                                                                tmp_path: Path) -> None:
+    # The only node taking jobs sees an empty, read-only directory at the cache's path.
+    out = tmp_path / "out"
+    out.mkdir()
+    with two_nodes(0, hide=tf_cache, read_only=True) as nodes:
+        run = start_generate(sample_recipe(tf_cache), out, nodes.address)
+        _, err = run.communicate(timeout=RUN_TIMEOUT_S)
+    assert run.returncode == 2, err
+    assert re.fullmatch(rf"taskforge: error: Ray node \S+: cannot create the run's cache entry "
+                        rf"{tf_cache}/\S+ \(Read-only file system\); every node needs the "
+                        r"driver's cache path, writable \(docs/cluster.md\)",
+                        err.splitlines()[-1]), err
+    assert "Traceback" not in err
+    assert not (out / UNSHARDED).exists()

@@ -37,12 +37,19 @@ def keep_baseline(cache: Path, baseline: Baseline) -> None:
         write_json(_path(cache, baseline.key), _dump(baseline))
 
 
+def cached_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
+                    repeats: int) -> Baseline | None:
+    path = _path(cache, baseline_key(snapshot, env, repeats, sandbox.name))
+    return _load(path) if path.is_file() else None
+
+
 def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
                  repeats: int, timeout: float) -> Baseline:
+    cached = cached_baseline(snapshot, env, sandbox, cache, repeats=repeats)
+    if cached is not None:
+        return cached
     key = baseline_key(snapshot, env, repeats, sandbox.name)
     path = _path(cache, key)
-    if path.is_file():
-        return _load(path)
     runs: list[TestRun] = []
     with scratch_dir(cache, prefix="coverage-") as results:
         # Per-test coverage in both orders, merged: a test that only reuses what an earlier

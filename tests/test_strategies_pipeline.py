@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, make_project, write_recipe
+from conftest import apply_patch, make_project, run_cli, write_recipe
 
 import taskforge
 from taskforge.curriculum import structural
@@ -287,3 +287,14 @@ def test_curriculum_generates_past_what_was_solved(run: tuple[Summary, Path], so
         assert structural(record["difficulty"]) > frontier
         assert record["difficulty"]["docstring_visible"] is False
         assert "Prices and carts." not in record["problem_statement"]
+
+
+@pytest.mark.slow
+def test_verify_passes_every_gate_for_every_strategy(run: tuple[Summary, Path],
+                                                      records: dict[tuple[str, str], dict],
+                                                      tmp_path: Path) -> None:
+    """`taskforge verify` re-runs every gate (the trivial solutions derived from each
+    strategy's deletion, collection, a fresh leak scan): no emitted task fails one."""
+    proc = run_cli("verify", str(run[1]), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{len(records)} verified, 0 failed" in proc.stdout

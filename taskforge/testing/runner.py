@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from taskforge.leftovers import owned
 from taskforge.model import Environment, TestRun
 from taskforge.sandbox import Mounts, Sandbox
 from taskforge.testing.junit import parse_junit
@@ -43,7 +44,7 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
     `extra_args`, `extra_env` and `writable` serve the screening and collect-only modes,
     which leave their results in files under `writable` dirs.
     """
-    with tempfile.TemporaryDirectory(prefix="taskforge-run-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=owned("taskforge-run-")) as scratch:
         results = Path(scratch)
         junit = results / "junit.xml"
         home = results / "home"

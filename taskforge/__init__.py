@@ -7,6 +7,8 @@ The names below are loaded on first use (PEP 562): a data loader that only calls
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,3 +35,17 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+class _Package(types.ModuleType):
+    """Importing the submodule `taskforge.generate` (the CLI does) binds it on the package under
+    the name of the public function; that binding is refused, so `taskforge.generate` stays the
+    function (through `__getattr__`) however the submodule was first imported."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _HOMES and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

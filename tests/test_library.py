@@ -134,6 +134,9 @@ def test_a_data_loader_does_not_load_the_generator() -> None:
         print(heavy)
         import taskforge
         print(callable(taskforge.generate), "taskforge.generate" in sys.modules)
+        # Asked again, and after the CLI imported the submodule of the same name.
+        import taskforge.cli
+        print(callable(taskforge.generate), callable(taskforge.generate))
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.splitlines() == ["[]", "True True"]
+    assert proc.stdout.splitlines() == ["[]", "True True", "True True"]

@@ -252,6 +252,20 @@ def test_cluster_run_survives_its_worker_node_killed(cluster: Cluster, reference
     assert len(progress_lines(stdout)) == len(set(progress_lines(stdout)))
 
 
+@pytest.mark.slow
+def test_a_sandbox_no_node_offers_stops_the_run_before_it_starts(cluster: Cluster, tf_cache: Path,
+                                                                  tmp_path: Path) -> None:
+    # The cluster's nodes offer `sandbox:none` only: a bwrap task could never be placed.
+    proc = run_cli("generate", str(sample_recipe(tf_cache)), "--out", str(tmp_path / "out"),
+                   "--executor", "ray", "--ray-address", cluster.address, "--sandbox", "bwrap",
+                   cwd=tmp_path, env=CLUSTER_AUTH)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines()[-1] == (
+        f"taskforge: error: --ray-address {cluster.address}: no node offers sandbox 'bwrap'; "
+        "start nodes that have it with --resources '{\"sandbox:bwrap\": 1}'")
+    assert not (tmp_path / "out").exists()
+
+
 def test_without_the_extra_one_line_names_it(tf_cache: Path, tmp_path: Path) -> None:
     # Ray made unimportable, as in an install without `taskforge[ray]`.
     proc = subprocess.run(

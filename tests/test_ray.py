@@ -88,14 +88,18 @@ class Node:
                 os.kill(pid, signal.SIGKILL)
         self.proc.wait()
 
-    def running_a_job(self) -> bool:
-        """Whether one of this node's Ray workers is inside a job right now (its title is the
-        task's function while it runs one)."""
+    def job_processes(self) -> list[int]:
+        """This node's Ray workers inside a job right now (a worker's title is the task's
+        function while it runs one)."""
+        running = []
         for pid in self.processes():
             with contextlib.suppress(OSError):
                 if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::_call"):
-                    return True
-        return False
+                    running.append(pid)
+        return running
+
+    def running_a_job(self) -> bool:
+        return bool(self.job_processes())
 
 
 def start_node(temp: Path, *args: str, hide: Path | None = None, read_only: bool = False) -> Node:
@@ -224,6 +228,29 @@ def test_cluster_run_killed_driver_resumes(cluster: Cluster, reference: Path, tf
     _, err = resumed.communicate(timeout=RUN_TIMEOUT_S)
     assert resumed.returncode == 0, err
     assert_same_run(out, reference)
+
+
+@pytest.mark.slow
+def test_cluster_run_survives_a_worker_process_killed(cluster: Cluster, reference: Path,
+                                                      tf_cache: Path, tmp_path: Path) -> None:
+    recipe = sample_recipe(tf_cache)
+    out = tmp_path / "out"
+    out.mkdir()
+    run = start_generate(recipe, out, cluster.address)
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while not (jobs := cluster.head.job_processes()):
+            assert run.poll() is None, f"the run ended before the head ran a job: {run.stderr}"
+            assert time.monotonic() < deadline, "the head never ran a job"
+            time.sleep(0.05)
+        os.kill(jobs[0], signal.SIGKILL)  # one Ray worker process, mid-job; its node lives on
+        stdout, err = run.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 0, err
+    assert_same_run(out, reference)
+    assert len(progress_lines(stdout)) == len(set(progress_lines(stdout)))
 
 
 @pytest.mark.slow

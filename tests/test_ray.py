@@ -167,12 +167,13 @@ def reference(tf_cache: Path) -> Path:
     return sample_output(tf_cache)
 
 
-def start_generate(recipe: Path, out: Path, address: str) -> subprocess.Popen[str]:
+def start_generate(recipe: Path, out: Path, address: str,
+                   **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "taskforge", "generate", str(recipe),
                              "--out", str(out), "--executor", "ray", "--ray-address", address,
                              "--workers", "2"],
                             cwd=out.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=cluster_env(), start_new_session=True)
+                            text=True, env={**cluster_env(), **env}, start_new_session=True)
 
 
 def assert_same_run(out: Path, reference: Path) -> None:
@@ -230,27 +231,50 @@ def test_cluster_run_killed_driver_resumes(cluster: Cluster, reference: Path, tf
     assert_same_run(out, reference)
 
 
-@pytest.mark.slow
-def test_cluster_run_survives_a_worker_process_killed(cluster: Cluster, reference: Path,
-                                                      tf_cache: Path, tmp_path: Path) -> None:
-    recipe = sample_recipe(tf_cache)
-    out = tmp_path / "out"
-    out.mkdir()
-    run = start_generate(recipe, out, cluster.address)
+def kill_a_job_on_the_head(cluster: Cluster, recipe: Path, out: Path,
+                           **env: str) -> tuple[subprocess.Popen[str], str, str]:
+    """Run generate and kill one Ray worker process of the head mid-job (its node lives on)."""
+    run = start_generate(recipe, out, cluster.address, **env)
     try:
         deadline = time.monotonic() + RUN_TIMEOUT_S
         while not (jobs := cluster.head.job_processes()):
             assert run.poll() is None, f"the run ended before the head ran a job: {run.stderr}"
             assert time.monotonic() < deadline, "the head never ran a job"
             time.sleep(0.05)
-        os.kill(jobs[0], signal.SIGKILL)  # one Ray worker process, mid-job; its node lives on
+        os.kill(jobs[0], signal.SIGKILL)
         stdout, err = run.communicate(timeout=RUN_TIMEOUT_S)
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
+    return run, stdout, err
+
+
+@pytest.mark.slow
+def test_cluster_run_survives_a_worker_process_killed(cluster: Cluster, reference: Path,
+                                                      tf_cache: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    run, stdout, err = kill_a_job_on_the_head(cluster, sample_recipe(tf_cache), out)
     assert run.returncode == 0, err
     assert_same_run(out, reference)
     assert len(progress_lines(stdout)) == len(set(progress_lines(stdout)))
+
+
+@pytest.mark.slow
+def test_a_job_past_its_retries_is_one_line_and_the_rerun_resumes(
+        cluster: Cluster, reference: Path, tf_cache: Path, tmp_path: Path) -> None:
+    recipe = sample_recipe(tf_cache)
+    out = tmp_path / "out"
+    out.mkdir()
+    run, _stdout, err = kill_a_job_on_the_head(cluster, recipe, out, TASKFORGE_RAY_RETRIES="0")
+    assert run.returncode == 2, err
+    assert re.fullmatch(r"taskforge: error: Ray: WorkerCrashedError after 0 retries: .+; the same "
+                        r"command resumes the run", err.splitlines()[-1]), err
+    assert "Traceback" not in err
+    resumed = start_generate(recipe, out, cluster.address)
+    _, err = resumed.communicate(timeout=RUN_TIMEOUT_S)
+    assert resumed.returncode == 0, err
+    assert_same_run(out, reference)
 
 
 @pytest.mark.slow

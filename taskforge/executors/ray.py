@@ -41,7 +41,7 @@ R = TypeVar("R")
 # per task (a test suite and its copy); TASKFORGE_RAY_TASK_MEMORY_MB raises it for big suites.
 TASK_MEMORY_MB = int(os.environ.get("TASKFORGE_RAY_TASK_MEMORY_MB", "256"))
 # How often Ray reruns a task whose worker process or node died (not a job's own exception).
-RETRIES = 3
+RETRIES = int(os.environ.get("TASKFORGE_RAY_RETRIES", "3"))
 # A node offers a sandbox with `--resources '{"sandbox:docker": 1}'`; a task asks for a sliver of
 # it so the resource says where a task may run, not how many run at once.
 SANDBOX_SHARE = 0.001
@@ -199,6 +199,13 @@ class RayExecutor:
                 if isinstance(e.cause, UserError):
                     raise e.cause from None
                 raise e.as_instanceof_cause() from None
+            except ray.exceptions.RayError as e:
+                # Not the job's failure: its worker or node died once more than RETRIES allow,
+                # or the cluster went away. The journal keeps every finished candidate.
+                lines = str(e).strip().splitlines()
+                raise UserError(f"Ray: {type(e).__name__} after {RETRIES} retries"
+                                f"{': ' + lines[0] if lines else ''}; the same command resumes "
+                                "the run") from None
 
         shared = self._shared(needs)
         yield from bounded_unordered(items, self.workers, lambda item: remote.remote(fn_ref, item, shared),

@@ -1,8 +1,9 @@
 """Ingest: source -> snapshot -> environment -> baseline, each step cached.
 
-A recipe's sources are ingested one by one; a source that fails (no snapshot, no
-environment, a suite that hangs or has no passing test) or whose license the recipe does
-not select is set aside with a one-line reason and the others go on.
+A recipe's sources are ingested one by one, their baselines as jobs of the run's pool; a
+source that fails (no snapshot, no environment, a suite that hangs or has no passing test) or
+whose license the recipe does not select is set aside with a one-line reason and the others
+go on.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Any
 from taskforge.delete import PythonProject
 from taskforge.env import build_environment, detect_spec
 from taskforge.errors import UserError
+from taskforge.executors.local import LocalExecutor
 from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
 from taskforge.sandbox import Sandbox
 from taskforge.sources import ingest_source, source_notes
-from taskforge.testing.baseline import run_baseline
+from taskforge.testing.baseline import cached_baseline, keep_baseline, run_baseline
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,11 @@ class IngestedSource:
     # Wall-clock seconds this run spent on each ingest stage: "ingest" (the snapshot),
     # "environment", "baseline" (near zero when the cache already held it).
     seconds: dict[str, float] = field(default_factory=dict)
+
+    def cache_entries(self) -> tuple[Path, Path]:
+        """The content-addressed cache directories a job on this source reads: the snapshot's
+        and the environment's (what another machine must have at the same path)."""
+        return self.snapshot.root.parent, self.env.venv.parent
 
 
 @dataclass(frozen=True)
@@ -60,13 +67,27 @@ def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, r
     log(f"{spec.describe()}: snapshot")
     started = time.monotonic()
     snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
-    return _ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox, repeats=repeats,
-                            timeout=timeout, log=log, snapshot_seconds=time.monotonic() - started)
+    prepared = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log,
+                            snapshot_seconds=time.monotonic() - started)
+    started = time.monotonic()
+    baseline = run_baseline(snapshot, prepared.env, sandbox, cache, repeats=repeats,
+                            timeout=timeout)
+    return _ingested(prepared, baseline, time.monotonic() - started, log)
 
 
-def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandbox: Sandbox,
-                     repeats: int, timeout: float, log: Callable[[str], None],
-                     snapshot_seconds: float) -> IngestedSource:
+@dataclass(frozen=True)
+class _Prepared:
+    """What this machine makes of a source before its baseline: snapshot and environment."""
+
+    spec: SourceSpec
+    snapshot: Snapshot
+    env: Environment
+    notes: tuple[str, ...]
+    seconds: dict[str, float]  # "ingest" (the snapshot), "environment"
+
+
+def _environment(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, repeats: int,
+                 log: Callable[[str], None], snapshot_seconds: float) -> _Prepared:
     log(f"{snapshot.name}: snapshot {snapshot.id[:12]} (commit {snapshot.commit[:12]}); "
         "environment")
     notes = tuple(source_notes(snapshot, cache))
@@ -74,15 +95,19 @@ def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandb
         log(f"{snapshot.name}: {note}")
     started = time.monotonic()
     env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
-    built = time.monotonic()
+    seconds = {"ingest": snapshot_seconds, "environment": time.monotonic() - started}
     log(f"{snapshot.name}: environment {env.key[:12]}; baseline ({max(2, repeats)} runs)")
-    baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout)
-    seconds = {"ingest": snapshot_seconds, "environment": built - started,
-               "baseline": time.monotonic() - built}
+    return _Prepared(spec, snapshot, env, notes, seconds)
+
+
+def _ingested(prepared: _Prepared, baseline: Baseline, baseline_seconds: float,
+              log: Callable[[str], None]) -> IngestedSource:
+    snapshot, env = prepared.snapshot, prepared.env
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
         f"{len(baseline.flaky)} flaky (test map: {baseline.tracer})")
     project = PythonProject(snapshot.root, env.pythonpath)
-    return IngestedSource(spec, snapshot, env, baseline, project, notes,
+    seconds = {**prepared.seconds, "baseline": baseline_seconds}
+    return IngestedSource(prepared.spec, snapshot, env, baseline, project, prepared.notes,
                           {stage: round(s, 3) for stage, s in seconds.items()})
 
 
@@ -90,36 +115,76 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                    sandbox: Sandbox, repeats: int, timeout: float,
                    licenses: tuple[str, ...] | None = None, max_source_mb: float | None = None,
                    log: Callable[[str], None] = lambda _m: None, need_one: bool = True,
-                   ) -> tuple[list[IngestedSource], list[SetAside]]:
+                   pool: Any = None) -> tuple[list[IngestedSource], list[SetAside]]:
     """Ingest every source; the ones that fail are set aside with their reason.
+
+    Snapshots and environments are made here, one source after another (a source path is on
+    this machine). The baselines not cached yet, which run each suite several times, are jobs
+    of `pool` (Ray tasks with `--executor ray`), every source's at once.
 
     When every source fails a run has nothing to work on (`need_one`): the first reason is
     raised as a UserError, exactly as a single-source run reports it.
     """
-    done: list[IngestedSource] = []
-    aside: list[SetAside] = []
-    for spec in specs:
+    outcomes: dict[int, IngestedSource | SetAside] = {}
+    ready: list[tuple[int, _Prepared]] = []
+    for index, spec in enumerate(specs):
         snapshot = None
         try:
             log(f"{spec.describe()}: snapshot")
             started = time.monotonic()
             snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
             if licenses is not None and snapshot.license not in licenses:
-                aside.append(SetAside(spec, f"license {snapshot.license or 'unknown'} is not in "
-                                            f"select.licenses ({', '.join(licenses)})", snapshot))
-                log(f"{snapshot.name}: set aside: {aside[-1].reason}")
+                outcomes[index] = _set_aside(spec, f"license {snapshot.license or 'unknown'} is "
+                                             f"not in select.licenses ({', '.join(licenses)})",
+                                             snapshot, log, who=snapshot.name)
                 continue
-            done.append(_ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox,
-                                         repeats=repeats, timeout=timeout, log=log,
-                                         snapshot_seconds=time.monotonic() - started))
+            prepared = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log,
+                                    snapshot_seconds=time.monotonic() - started)
+            # Cached here: no job (a node with a cache of its own would run it again).
+            started = time.monotonic()
+            cached = cached_baseline(snapshot, prepared.env, sandbox, cache, repeats=repeats)
+            if cached is not None:
+                outcomes[index] = _ingested(prepared, cached, time.monotonic() - started, log)
+            else:
+                ready.append((index, prepared))
         except UserError as e:
-            aside.append(SetAside(spec, _without_source(str(e), spec, snapshot), snapshot))
-            log(f"{spec.describe()}: set aside: {aside[-1].reason}")
+            outcomes[index] = _set_aside(spec, _without_source(str(e), spec, snapshot), snapshot,
+                                         log)
+
+    def baseline_job(item: tuple[int, _Prepared]) -> tuple[Baseline | str, float]:
+        prepared = item[1]
+        started = time.monotonic()
+        try:
+            baseline: Baseline | str = run_baseline(prepared.snapshot, prepared.env, sandbox,
+                                                    cache, repeats=repeats, timeout=timeout)
+        except UserError as e:  # the source is set aside; the other baselines go on
+            baseline = str(e)
+        return baseline, time.monotonic() - started
+
+    needs = [entry for _i, prepared in ready
+             for entry in (prepared.snapshot.root.parent, prepared.env.venv.parent)]
+    for (index, prepared), (baseline, seconds) in (pool or LocalExecutor(1)).map_unordered(
+            baseline_job, ready, needs=needs):
+        if isinstance(baseline, str):
+            spec = specs[index]
+            outcomes[index] = _set_aside(spec, _without_source(baseline, spec, prepared.snapshot),
+                                         prepared.snapshot, log)
+        else:
+            keep_baseline(cache, baseline)
+            outcomes[index] = _ingested(prepared, baseline, seconds, log)
+    done = [o for _i, o in sorted(outcomes.items()) if isinstance(o, IngestedSource)]
+    aside = [o for _i, o in sorted(outcomes.items()) if isinstance(o, SetAside)]
     if need_one and not done and aside:
         first = aside[0]
         where = first.snapshot.source if first.snapshot else first.spec.describe()
         raise UserError(f"{where}: {first.reason}")
     return done, aside
+
+
+def _set_aside(spec: SourceSpec, reason: str, snapshot: Snapshot | None,
+               log: Callable[[str], None], who: str | None = None) -> SetAside:
+    log(f"{who or spec.describe()}: set aside: {reason}")
+    return SetAside(spec, reason, snapshot)
 
 
 def _without_source(message: str, spec: SourceSpec, snapshot: Snapshot | None) -> str:

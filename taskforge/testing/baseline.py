@@ -27,12 +27,29 @@ def baseline_key(snapshot: Snapshot, env: Environment, repeats: int, sandbox: st
     return digest("baseline", FORMAT, snapshot.id, env.key, repeats, sandbox)[:32]
 
 
+def _path(cache: Path, key: str) -> Path:
+    return cache / "baselines" / f"{key}.json"
+
+
+def keep_baseline(cache: Path, baseline: Baseline) -> None:
+    """Cache a baseline another machine ran (a Ray node), so this one's reruns find it."""
+    if not _path(cache, baseline.key).is_file():
+        write_json(_path(cache, baseline.key), _dump(baseline))
+
+
+def cached_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
+                    repeats: int) -> Baseline | None:
+    path = _path(cache, baseline_key(snapshot, env, repeats, sandbox.name))
+    return _load(path) if path.is_file() else None
+
+
 def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
                  repeats: int, timeout: float) -> Baseline:
+    cached = cached_baseline(snapshot, env, sandbox, cache, repeats=repeats)
+    if cached is not None:
+        return cached
     key = baseline_key(snapshot, env, repeats, sandbox.name)
-    path = cache / "baselines" / f"{key}.json"
-    if path.is_file():
-        return _load(path)
+    path = _path(cache, key)
     runs: list[TestRun] = []
     with scratch_dir(cache, prefix="coverage-") as results:
         # Per-test coverage in both orders, merged: a test that only reuses what an earlier

@@ -7,18 +7,23 @@ not select is set aside with a one-line reason and the others go on.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import git as gitpython
 
 from taskforge.delete import PythonProject
 from taskforge.env import build_environment, detect_spec
 from taskforge.errors import UserError
+from taskforge.gitcmd import GitError
 from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
 from taskforge.sandbox import Sandbox
 from taskforge.sources import ingest_source, source_notes
-from taskforge.testing.baseline import run_baseline
+from taskforge.sources.license import license_allowed
+from taskforge.testing.baseline import import_errors_line, run_baseline
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandb
     baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout)
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
         f"{len(baseline.flaky)} flaky (test map: {baseline.tracer})")
+    if baseline.collection_errors:
+        log(f"{snapshot.name}: {import_errors_line(baseline.collection_errors)}")
     project = PythonProject(snapshot.root, env.pythonpath)
     return IngestedSource(spec, snapshot, env, baseline, project, notes)
 
@@ -79,6 +86,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                    sandbox: Sandbox, repeats: int, timeout: float,
                    licenses: tuple[str, ...] | None = None, max_source_mb: float | None = None,
                    log: Callable[[str], None] = lambda _m: None, need_one: bool = True,
+                   min_stable_tests: int = 1,
                    ) -> tuple[list[IngestedSource], list[SetAside]]:
     """Ingest every source; the ones that fail are set aside with their reason.
 
@@ -92,21 +100,53 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
         try:
             log(f"{spec.describe()}: snapshot")
             snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
-            if licenses is not None and snapshot.license not in licenses:
+            if licenses is not None and not license_allowed(snapshot.license, licenses):
                 aside.append(SetAside(spec, f"license {snapshot.license or 'unknown'} is not in "
                                             f"select.licenses ({', '.join(licenses)})", snapshot))
                 log(f"{snapshot.name}: set aside: {aside[-1].reason}")
                 continue
-            done.append(_ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox,
-                                         repeats=repeats, timeout=timeout, log=log))
+            source = _ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox,
+                                      repeats=repeats, timeout=timeout, log=log)
+            if len(source.baseline.stable) < min_stable_tests:
+                broken = source.baseline.collection_errors
+                aside.append(SetAside(spec, f"{len(source.baseline.stable)} stable tests, fewer "
+                                            f"than select.min_stable_tests ({min_stable_tests})"
+                                            + (f"; {import_errors_line(broken)}" if broken else ""),
+                                      snapshot))
+                log(f"{snapshot.name}: set aside: {aside[-1].reason}")
+                continue
+            done.append(source)
         except UserError as e:
             aside.append(SetAside(spec, _without_source(str(e), spec, snapshot), snapshot))
+            log(f"{spec.describe()}: set aside: {aside[-1].reason}")
+        except SOURCE_FAILURES as e:
+            # Not a message written for users, but still this source's failure alone (a
+            # damaged cache entry, a tool that failed): named, and the run goes on.
+            aside.append(SetAside(spec, f"{_failure_kind(e)}: {_one_line(str(e))}", snapshot))
             log(f"{spec.describe()}: set aside: {aside[-1].reason}")
     if need_one and not done and aside:
         first = aside[0]
         where = first.snapshot.source if first.snapshot else first.spec.describe()
         raise UserError(f"{where}: {first.reason}")
     return done, aside
+
+
+# What else one source can raise that is its own failure, not taskforge's: git and
+# gitpython errors, a tool that exits non-zero or hangs, a file that cannot be read.
+SOURCE_FAILURES = (GitError, gitpython.exc.GitError, subprocess.SubprocessError, OSError)
+
+
+def _failure_kind(error: BaseException) -> str:
+    if isinstance(error, (GitError, gitpython.exc.GitError)):
+        return f"git operation failed ({type(error).__name__})"
+    if isinstance(error, subprocess.SubprocessError):
+        return f"a command failed ({type(error).__name__})"
+    return f"cannot read or write a file ({type(error).__name__})"
+
+
+def _one_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return (lines[-1] if lines else "no message")[:300]
 
 
 def _without_source(message: str, spec: SourceSpec, snapshot: Snapshot | None) -> str:
@@ -136,6 +176,7 @@ class SourceReport:
     tasks: int | None = None
     decisions: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    import_errors: dict[str, str] = field(default_factory=dict)  # test file -> its error
 
     @property
     def stable_share(self) -> float:
@@ -153,7 +194,8 @@ class SourceReport:
                 "env_build_seconds": self.env_build_seconds, "candidates": self.candidates,
                 "tried": self.tried, "tasks": self.tasks,
                 "yield": None if self.yield_share is None else round(self.yield_share, 4),
-                "decisions": list(self.decisions), "notes": list(self.notes)}
+                "decisions": list(self.decisions), "notes": list(self.notes),
+                "import_errors": dict(self.import_errors)}
 
 
 def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
@@ -172,7 +214,8 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
     done, aside = ingest_sources(recipe.sources, cache=cache, base_dir=Path.cwd(),
                                  sandbox=sandbox, repeats=recipe.verify.repeats,
                                  timeout=recipe.verify.timeout_s, licenses=recipe.licenses,
-                                 max_source_mb=recipe.max_source_mb, log=log, need_one=False)
+                                 max_source_mb=recipe.max_source_mb, log=log, need_one=False,
+                                 min_stable_tests=recipe.min_stable_tests)
     strategies = [get_strategy(name) for name in recipe.strategies]
     by_spec: dict[SourceSpec, SourceReport] = {}
     for src in done:
@@ -184,7 +227,7 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
             baseline_seconds=src.baseline.run_seconds, env_build_seconds=src.env.build_seconds,
             candidates=found, tried=run.get("tried") if run else None,
             tasks=run.get("emitted") if run else None, decisions=src.env.spec.decisions,
-            notes=src.notes)
+            notes=src.notes, import_errors=src.baseline.collection_errors)
     for entry in aside:
         row = entry.to_dict()
         by_spec[entry.spec] = SourceReport(name=row["name"], source=row["source"],

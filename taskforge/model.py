@@ -74,6 +74,8 @@ class TestRun:
     timed_out: bool = False
     log_tail: str = ""
     durations: dict[str, float] = field(default_factory=dict)  # seconds per test
+    # test file (as pytest names it) -> the last error line, for files that failed to collect
+    collection_errors: dict[str, str] = field(default_factory=dict)
 
     def passed(self) -> set[str]:
         return {t for t, o in self.outcomes.items() if o == "passed"}
@@ -98,6 +100,8 @@ class Baseline:
     # path -> lines executed by Python subprocesses the tests started (also in `coverage`)
     subprocess_lines: dict[str, tuple[int, ...]] = field(repr=False, default_factory=dict)
     tracer: str = "coverage"  # what recorded `coverage`: coverage.py, or sysmon (3.12+)
+    # test files that failed to import in the baseline, with the error: their tests are lost
+    collection_errors: dict[str, str] = field(default_factory=dict)
 
     def tests_covering(self, path: str, lines: range) -> tuple[set[str], bool]:
         """Tests that executed any of `lines` of `path`, and whether they also ran at import time."""

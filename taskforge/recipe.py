@@ -13,6 +13,7 @@ from taskforge.delete import BROKEN_IMPORTS, STATEMENT_DETAIL, STRATEGIES, Selec
 from taskforge.errors import UserError
 from taskforge.model import SourceSpec
 from taskforge.sandbox import NAMES as SANDBOX_NAMES
+from taskforge.sources.license import spdx_expression
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class Recipe:
     base_dir: Path = field(default=Path("."))
     licenses: tuple[str, ...] | None = None  # select.licenses: SPDX ids to keep; None: all
     max_source_mb: float | None = None  # select.max_source_mb: larger sources are set aside
+    # select.min_stable_tests: a source whose baseline has fewer stable tests is set aside
+    # (most of a suite that fails to import is a broken set-up, not a small suite)
+    min_stable_tests: int = 1
 
 
 class _Checker:
@@ -78,7 +82,7 @@ class _Checker:
 TOP_KEYS = {"name", "seed", "sources", "strategies", "select", "task", "verify", "sandbox"}
 SOURCE_KEYS = {"path", "git", "pypi", "ref", "install", "test_command", "python"}
 SELECT_KEYS = {"min_covering_tests", "min_body_lines", "max_tasks_per_source", "licenses",
-               "max_source_mb", "lines", "min_lines", "max_lines", "symbols"}
+               "max_source_mb", "min_stable_tests", "lines", "min_lines", "max_lines", "symbols"}
 TASK_KEYS = {"tests_visible", "keep_docstrings", "broken_imports", "statement"}
 VERIFY_KEYS = {"repeats", "timeout_s", "full_suite", "allow_collection_breaks"}
 
@@ -116,6 +120,9 @@ def load_recipe(path: str | Path) -> Recipe:
     licenses = _licenses(c, sel["licenses"]) if "licenses" in sel else None
     max_source_mb = float(c.typed(sel, "max_source_mb", "select", (int, float), 0)) \
         if "max_source_mb" in sel else None
+    min_stable_tests = c.typed(sel, "min_stable_tests", "select", int, 1)
+    if min_stable_tests < 1:
+        raise c.fail("select.min_stable_tests", "must be at least 1")
     tsk = c.mapping(top.get("task"), "task", TASK_KEYS)
     task = TaskOptions(keep_docstrings=c.typed(tsk, "keep_docstrings", "task", bool, True),
                        tests_visible=c.typed(tsk, "tests_visible", "task", bool, True),
@@ -135,7 +142,8 @@ def load_recipe(path: str | Path) -> Recipe:
     return Recipe(name=name, path=file, sha256=hashlib.sha256(raw_bytes).hexdigest(), seed=seed,
                   sources=sources, strategies=strategies, select=select,
                   max_tasks_per_source=max_tasks, task=task, verify=verify, sandbox=sandbox,
-                  base_dir=file.resolve().parent, licenses=licenses, max_source_mb=max_source_mb)
+                  base_dir=file.resolve().parent, licenses=licenses, max_source_mb=max_source_mb,
+                  min_stable_tests=min_stable_tests)
 
 
 def _choice(c: _Checker, table: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
@@ -184,10 +192,13 @@ def _licenses(c: _Checker, raw: Any) -> tuple[str, ...]:
     """SPDX ids, as written in task records (`MIT`, `Apache-2.0`, `BSD-3-Clause` ...)."""
     if not isinstance(raw, list) or not raw:
         raise c.fail("select.licenses", "expected a non-empty list of SPDX license ids")
+    ids = []
     for i, item in enumerate(raw):
-        if not isinstance(item, str) or not item.strip() or " " in item.strip():
+        canonical = spdx_expression(item) if isinstance(item, str) else None
+        if canonical is None or " " in canonical:
             raise c.fail(f"select.licenses[{i}]", f"expected an SPDX license id, got {item!r}")
-    return tuple(item.strip() for item in raw)
+        ids.append(canonical)
+    return tuple(ids)
 
 
 def _source(c: _Checker, raw: Any, where: str) -> SourceSpec:

@@ -168,6 +168,17 @@ def test_pep735_group_with_include_group(tmp_path: Path) -> None:
     assert spec.project_install == "."
 
 
+def test_pep735_group_names_are_normalised(tmp_path: Path) -> None:
+    """`include-group = "Lint"` names the group `lint` (PEP 735 normalises names like PEP 503);
+    read literally it resolved to nothing and the group's requirements were lost."""
+    root = project(tmp_path, {"pyproject.toml": pyproject(
+        '[dependency-groups]\nBase_Deps = ["attrs"]\n'
+        'Tests = [{include-group = "base-deps"}, {include-group = "Lint"}, "pytest-mock"]\n'
+        'lint = ["flake8-bugbear"]')})
+    spec = spec_of(root)
+    assert {"attrs", "pytest-mock", "flake8-bugbear"} <= set(spec.requirements)
+
+
 def test_requirements_files_follow_includes(tmp_path: Path) -> None:
     root = project(tmp_path, {
         "requirements/base.txt": "attrs>=20  # runtime\n",
@@ -263,6 +274,26 @@ def test_addopts_plugins_are_neutralised_or_served() -> None:
         "-nauto"]
     assert plan.plugins == [("pytest-timeout", "--timeout")]
     assert plan_addopts(["-ra", "--strict-markers"]).override is False
+
+
+def test_combined_short_flags_are_unbundled_and_x_neutralised() -> None:
+    """`-xvs` stopped the baseline at the first failure: `-x` hid inside the cluster."""
+    plan = plan_addopts(["-xvs", "-vrA", "-ra", "-p", "no:warnings"])
+    assert [option for option, _ in plan.dropped] == ["-x"]
+    assert plan.kept == ["-v", "-s", "-v", "-rA", "-ra", "-p", "no:warnings"]
+
+
+def test_addopts_value_with_spaces_stays_one_word(tmp_path: Path) -> None:
+    """`-m "not slow"` was joined with spaces and split again: pytest took `slow` as a path.
+    With network markers, a second `-m` would replace the project's; the two are joined."""
+    root = project(tmp_path, {"pyproject.toml": pyproject(
+        '[tool.pytest.ini_options]\naddopts = \'--cov=pkg -m "not slow"\'\n')})
+    command = spec_of(root).test_command
+    assert command == ("python", "-m", "pytest", "-o", "addopts=", "-m", "not slow")
+    (root / "tests/test_net.py").write_text("import pytest\n\n@pytest.mark.network\n"
+                                            "def test_remote():\n    pass\n")
+    command = spec_of(root).test_command
+    assert command[-2:] == ("-m", "(not slow) and ((not(network)))")
 
 
 def test_ini_file_precedence(tmp_path: Path) -> None:
@@ -364,6 +395,25 @@ def test_real_suite_with_cov_addopts_network_tests_and_doctests(tmp_path: Path,
                                        "tests/test_data.py::test_from_file"}
     assert src.baseline.stable == src.baseline.tests
     assert src.env.pythonpath == (".",)
+
+
+@pytest.mark.slow
+def test_real_suite_with_a_marker_expression_and_bundled_exitfirst(tmp_path: Path,
+                                                                   tf_cache: Path) -> None:
+    """Before: the source was set aside ("file or directory not found: slow"), and once that
+    ran, `-xvs` stopped the baseline at the first failing test, losing every later one."""
+    root = project(tmp_path, {
+        "pyproject.toml": pyproject('[tool.pytest.ini_options]\n'
+                                    'addopts = \'--cov=pkg -m "not slow" -xvs\'\n'
+                                    'markers = ["slow: takes long"]'),
+        "tests/test_a_first.py": "def test_broken():\n    assert False\n",
+        "tests/test_slow.py": "import pytest\n\n@pytest.mark.slow\ndef test_long():\n"
+                              "    pass\n",
+    })
+    src = ingest_root(root, tf_cache)
+    assert set(src.baseline.tests) == {"tests/test_a_first.py::test_broken",
+                                       "tests/test_core.py::test_double"}
+    assert src.baseline.stable == ("tests/test_core.py::test_double",)
 
 
 def test_real_namespace_package_in_src_layout(tmp_path: Path, tf_cache: Path) -> None:

@@ -18,7 +18,9 @@ from taskforge.testing.runner import run_tests
 from taskforge.testing.testmap import MapProbe, merge_test_maps, tracer_for
 from taskforge.workspace import scratch_copy, scratch_dir
 
-FORMAT = 4  # 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+
+# 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+.
+# 5: the test files that failed to import.
+FORMAT = 5
 
 
 def baseline_key(snapshot: Snapshot, env: Environment, repeats: int, sandbox: str) -> str:
@@ -55,22 +57,34 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
         tests = tuple(sorted({t for r in runs for t in r.outcomes if not t.startswith("<")}))
         coverage, by_subprocesses = merge_test_maps(
             [probe.read(workspace, tests) for probe, workspace in measured])
+    broken = {f: e for r in runs for f, e in r.collection_errors.items()}
     if not tests:
-        raise UserError(f"{snapshot.source}: no tests found{_hint(runs)}")
+        raise UserError(f"{snapshot.source}: no tests found"
+                        f"{'; ' + import_errors_line(broken) if broken else _hint(runs)}")
     stable = tuple(t for t in tests if all(r.outcomes.get(t) == "passed" for r in runs))
     flaky = tuple(t for t in tests if len({r.outcomes.get(t) for r in runs}) > 1)
     failing = tuple(t for t in tests if t not in stable and t not in flaky)
     if not stable:
         raise UserError(f"{snapshot.source}: no test passes in the baseline "
                         f"({len(tests)} collected, {len(failing)} failing, {len(flaky)} flaky)"
-                        f"{_hint(runs, network_only=True)}")
+                        f"{_hint(runs, network_only=True)}"
+                        f"{'; ' + import_errors_line(broken) if broken else ''}")
     baseline = Baseline(key=key, tests=tests, stable=stable, flaky=flaky, failing=failing,
                         run_seconds=tuple(round(r.wall_seconds, 3) for r in runs),
                         durations={t: round(max(r.durations.get(t, 0.0) for r in runs), 4)
                                    for t in tests},
-                        coverage=coverage, subprocess_lines=by_subprocesses, tracer=tracer)
+                        coverage=coverage, subprocess_lines=by_subprocesses, tracer=tracer,
+                        collection_errors=broken)
     write_json(path, _dump(baseline))
     return baseline
+
+
+def import_errors_line(errors: dict[str, str], shown: int = 3) -> str:
+    """`2 test files fail to import: tests.test_a (ModuleNotFoundError: ...), ...`."""
+    items = [f"{name} ({error})" for name, error in sorted(errors.items())]
+    more = f" (+{len(items) - shown} more)" if len(items) > shown else ""
+    return (f"{len(items)} test file{'s' if len(items) != 1 else ''} fail"
+            f"{'s' if len(items) == 1 else ''} to import: {', '.join(items[:shown])}{more}")
 
 
 # What a suite prints when it reaches for the network the sandbox denies.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from taskforge.model import Environment, TestRun
 from taskforge.sandbox import Mounts, Sandbox
-from taskforge.testing.junit import parse_junit
+from taskforge.testing.junit import collection_errors, parse_junit
 from taskforge.testing.testmap import MapProbe
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
@@ -72,13 +72,14 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         result = sandbox.exec(argv, workspace=workspace, env=variables, timeout=timeout,
                               mounts=mounts)
         outcomes, pytest_seconds, durations = parse_junit(junit)
+        broken = collection_errors(junit)
     if select is not None:
         # A selected test that did not report (an early exit, a crash) did not pass.
         for test_id in chosen:
             outcomes.setdefault(test_id, "error")
     return TestRun(outcomes=outcomes, exit_code=result.exit_code, wall_seconds=result.duration_s,
                    pytest_seconds=pytest_seconds, timed_out=result.timed_out,
-                   durations=durations,
+                   durations=durations, collection_errors=broken,
                    log_tail=result.output[-4000:])
 
 

@@ -122,7 +122,8 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
                                         timeout=recipe.verify.timeout_s,
                                         licenses=recipe.licenses,
                                         max_source_mb=recipe.max_source_mb, log=progress.log,
-                                        min_stable_tests=recipe.min_stable_tests)
+                                        min_stable_tests=recipe.min_stable_tests,
+                                        test_timeout=recipe.verify.test_timeout_s)
     strategies = {name: get_strategy(name) for name in recipe.strategies}
     summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}")
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []

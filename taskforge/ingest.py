@@ -23,7 +23,7 @@ from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
 from taskforge.sandbox import Sandbox
 from taskforge.sources import ingest_source, source_notes
 from taskforge.sources.license import license_allowed
-from taskforge.testing.baseline import import_errors_line, run_baseline
+from taskforge.testing.baseline import TEST_TIMEOUT, import_errors_line, run_baseline
 
 
 @dataclass(frozen=True)
@@ -57,15 +57,17 @@ class SetAside:
 
 def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, repeats: int,
            timeout: float, max_source_mb: float | None = None,
-           log: Callable[[str], None] = lambda _m: None) -> IngestedSource:
+           log: Callable[[str], None] = lambda _m: None,
+           test_timeout: float = TEST_TIMEOUT) -> IngestedSource:
     log(f"{spec.describe()}: snapshot")
     snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
     return _ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox, repeats=repeats,
-                            timeout=timeout, log=log)
+                            timeout=timeout, test_timeout=test_timeout, log=log)
 
 
 def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandbox: Sandbox,
-                     repeats: int, timeout: float, log: Callable[[str], None]) -> IngestedSource:
+                     repeats: int, timeout: float, test_timeout: float,
+                     log: Callable[[str], None]) -> IngestedSource:
     log(f"{snapshot.name}: snapshot {snapshot.id[:12]} (commit {snapshot.commit[:12]}); "
         "environment")
     notes = tuple(source_notes(snapshot, cache))
@@ -73,9 +75,12 @@ def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandb
         log(f"{snapshot.name}: {note}")
     env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
     log(f"{snapshot.name}: environment {env.key[:12]}; baseline ({max(2, repeats)} runs)")
-    baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout)
+    baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout,
+                            test_timeout=test_timeout)
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
         f"{len(baseline.flaky)} flaky (test map: {baseline.tracer})")
+    if baseline.hung:
+        log(f"{snapshot.name}: {hung_line(baseline.hung, test_timeout)}")
     if baseline.collection_errors:
         log(f"{snapshot.name}: {import_errors_line(baseline.collection_errors)}")
     project = PythonProject(snapshot.root, env.pythonpath)
@@ -86,7 +91,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                    sandbox: Sandbox, repeats: int, timeout: float,
                    licenses: tuple[str, ...] | None = None, max_source_mb: float | None = None,
                    log: Callable[[str], None] = lambda _m: None, need_one: bool = True,
-                   min_stable_tests: int = 1,
+                   min_stable_tests: int = 1, test_timeout: float = TEST_TIMEOUT,
                    ) -> tuple[list[IngestedSource], list[SetAside]]:
     """Ingest every source; the ones that fail are set aside with their reason.
 
@@ -106,7 +111,8 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                 log(f"{snapshot.name}: set aside: {aside[-1].reason}")
                 continue
             source = _ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox,
-                                      repeats=repeats, timeout=timeout, log=log)
+                                      repeats=repeats, timeout=timeout,
+                                      test_timeout=test_timeout, log=log)
             if len(source.baseline.stable) < min_stable_tests:
                 broken = source.baseline.collection_errors
                 aside.append(SetAside(spec, f"{len(source.baseline.stable)} stable tests, fewer "
@@ -149,6 +155,13 @@ def _one_line(text: str) -> str:
     return (lines[-1] if lines else "no message")[:300]
 
 
+def hung_line(hung: tuple[str, ...], limit: float) -> str:
+    """`1 test ran past 60s and is left out: tests/test_io.py::test_wait`."""
+    many = len(hung) != 1
+    return (f"{len(hung)} test{'s' if many else ''} ran past {limit:g}s and "
+            f"{'are' if many else 'is'} left out: {', '.join(hung)}")
+
+
 def _without_source(message: str, spec: SourceSpec, snapshot: Snapshot | None) -> str:
     """The reason alone: stage errors start with the source's name, the report shows it once."""
     for prefix in filter(None, (snapshot.source if snapshot else None, spec.describe(),
@@ -177,6 +190,7 @@ class SourceReport:
     decisions: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     import_errors: dict[str, str] = field(default_factory=dict)  # test file -> its error
+    hung: tuple[str, ...] = ()  # tests left out: each ran past the per-test limit
 
     @property
     def stable_share(self) -> float:
@@ -195,7 +209,7 @@ class SourceReport:
                 "tried": self.tried, "tasks": self.tasks,
                 "yield": None if self.yield_share is None else round(self.yield_share, 4),
                 "decisions": list(self.decisions), "notes": list(self.notes),
-                "import_errors": dict(self.import_errors)}
+                "import_errors": dict(self.import_errors), "hung": list(self.hung)}
 
 
 def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
@@ -215,7 +229,8 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
                                  sandbox=sandbox, repeats=recipe.verify.repeats,
                                  timeout=recipe.verify.timeout_s, licenses=recipe.licenses,
                                  max_source_mb=recipe.max_source_mb, log=log, need_one=False,
-                                 min_stable_tests=recipe.min_stable_tests)
+                                 min_stable_tests=recipe.min_stable_tests,
+                                 test_timeout=recipe.verify.test_timeout_s)
     strategies = [get_strategy(name) for name in recipe.strategies]
     by_spec: dict[SourceSpec, SourceReport] = {}
     for src in done:
@@ -227,7 +242,8 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
             baseline_seconds=src.baseline.run_seconds, env_build_seconds=src.env.build_seconds,
             candidates=found, tried=run.get("tried") if run else None,
             tasks=run.get("emitted") if run else None, decisions=src.env.spec.decisions,
-            notes=src.notes, import_errors=src.baseline.collection_errors)
+            notes=src.notes, import_errors=src.baseline.collection_errors,
+            hung=src.baseline.hung)
     for entry in aside:
         row = entry.to_dict()
         by_spec[entry.spec] = SourceReport(name=row["name"], source=row["source"],

@@ -76,6 +76,7 @@ class TestRun:
     durations: dict[str, float] = field(default_factory=dict)  # seconds per test
     # test file (as pytest names it) -> the last error line, for files that failed to collect
     collection_errors: dict[str, str] = field(default_factory=dict)
+    hung: str | None = None  # the test that ran past the per-test limit and ended the run
 
     def passed(self) -> set[str]:
         return {t for t, o in self.outcomes.items() if o == "passed"}
@@ -102,6 +103,7 @@ class Baseline:
     tracer: str = "coverage"  # what recorded `coverage`: coverage.py, or sysmon (3.12+)
     # test files that failed to import in the baseline, with the error: their tests are lost
     collection_errors: dict[str, str] = field(default_factory=dict)
+    hung: tuple[str, ...] = ()  # tests that ran past the per-test limit: left out, like flaky
 
     def tests_covering(self, path: str, lines: range) -> tuple[set[str], bool]:
         """Tests that executed any of `lines` of `path`, and whether they also ran at import time."""

@@ -20,6 +20,9 @@ from taskforge.sources.license import spdx_expression
 class VerifyOptions:
     repeats: int = 2
     timeout_s: float = 300.0
+    # One test (setup, call, teardown) running longer in the baseline is left out as hung,
+    # and the suite runs again without it.
+    test_timeout_s: float = 60.0
     full_suite: bool = False
     # A deletion that breaks collection becomes a task whose uncollected tests are FAIL_TO_PASS
     # (recorded as `verification.collateral`) instead of a `collection-breaks` rejection.
@@ -84,7 +87,8 @@ SOURCE_KEYS = {"path", "git", "pypi", "ref", "install", "test_command", "python"
 SELECT_KEYS = {"min_covering_tests", "min_body_lines", "max_tasks_per_source", "licenses",
                "max_source_mb", "min_stable_tests", "lines", "min_lines", "max_lines", "symbols"}
 TASK_KEYS = {"tests_visible", "keep_docstrings", "broken_imports", "statement"}
-VERIFY_KEYS = {"repeats", "timeout_s", "full_suite", "allow_collection_breaks"}
+VERIFY_KEYS = {"repeats", "timeout_s", "test_timeout_s", "full_suite",
+               "allow_collection_breaks"}
 
 
 def load_recipe(path: str | Path) -> Recipe:
@@ -131,9 +135,13 @@ def load_recipe(path: str | Path) -> Recipe:
     ver = c.mapping(top.get("verify"), "verify", VERIFY_KEYS)
     verify = VerifyOptions(repeats=c.typed(ver, "repeats", "verify", int, 2),
                            timeout_s=float(c.typed(ver, "timeout_s", "verify", (int, float), 300)),
+                           test_timeout_s=float(c.typed(ver, "test_timeout_s", "verify",
+                                                        (int, float), 60)),
                            full_suite=c.typed(ver, "full_suite", "verify", bool, False),
                            allow_collection_breaks=c.typed(ver, "allow_collection_breaks",
                                                            "verify", bool, False))
+    if verify.test_timeout_s <= 0:
+        raise c.fail("verify.test_timeout_s", "must be positive")
     if verify.repeats < 1:
         raise c.fail("verify.repeats", "must be at least 1")
     sandbox = c.typed(top, "sandbox", "", str, "auto")

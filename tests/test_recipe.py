@@ -156,6 +156,8 @@ BAD = {
     "not-a-mapping": ("- just\n- a list\n", ["mapping"]),
     "licenses-not-a-list": ("name: x\nselect: {licenses: MIT}\n" + MINIMAL_SOURCES,
                             ["select.licenses", "list"]),
+    "test-timeout-zero": ("name: x\nverify: {test_timeout_s: 0}\n" + MINIMAL_SOURCES,
+                          ["verify.test_timeout_s", "positive"]),
     "min-stable-tests-zero": ("name: x\nselect: {min_stable_tests: 0}\n" + MINIMAL_SOURCES,
                               ["select.min_stable_tests", "at least 1"]),
     "licenses-not-ids": ("name: x\nselect: {licenses: [MIT, 'BSD License']}\n" + MINIMAL_SOURCES,

@@ -17,6 +17,7 @@ import git as gitpython
 
 from taskforge.delete import PythonProject
 from taskforge.env import build_environment, detect_spec
+from taskforge.env.outputs import with_build_outputs
 from taskforge.errors import UserError
 from taskforge.gitcmd import GitError
 from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
@@ -74,6 +75,16 @@ def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandb
     for note in notes:
         log(f"{snapshot.name}: {note}")
     env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
+    built: list[str] = []
+    if env.outputs:
+        # The tasks are made from the tree as the build leaves it (env/outputs.py).
+        snapshot = with_build_outputs(snapshot, env, cache)
+        built.append(f"build outputs added to the snapshot ({snapshot.id[:12]}): "
+                     + ", ".join(env.outputs[:5]) + (" ..." if len(env.outputs) > 5 else ""))
+    built += [f"build output left out: {note}" for note in env.build_notes]
+    for note in built:
+        log(f"{snapshot.name}: {note}")
+    notes += tuple(built)
     log(f"{snapshot.name}: environment {env.key[:12]}; baseline ({max(2, repeats)} runs)")
     baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout,
                             test_timeout=test_timeout)

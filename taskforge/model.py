@@ -61,6 +61,10 @@ class Environment:
     pythonpath: tuple[str, ...]  # workspace-relative import roots
     frozen: tuple[str, ...]  # resolved package versions
     build_seconds: float
+    # files the build wrote into the project's tree (workspace-relative), kept in outputs_dir
+    outputs: tuple[str, ...] = ()
+    outputs_dir: Path | None = None
+    build_notes: tuple[str, ...] = ()  # what the build's outputs left out, and why
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from taskforge.env.declared import read_declared, requirement_name
 from taskforge.env.layout import network_exclusion, read_layout
 from taskforge.env.pytest_config import plan_addopts, read_pytest_config
 from taskforge.env.pythons import choose_python
+from taskforge.env.scm import scm_version
 from taskforge.model import EnvSpec, SourceSpec
 from taskforge.testing.runner import split_command
 
@@ -131,6 +132,9 @@ def detect_spec(root: Path, source: SourceSpec) -> EnvSpec:
     if not declared.extras and not declared.requirements:
         decisions.append("no test dependencies declared: pytest and coverage only")
     project_install = _project_install(root, pyproject, declared.extras, decisions)
+    _version_env, version_decision = scm_version(root)
+    if project_install is not None and version_decision:
+        decisions.append(version_decision)
     requirements = list(declared.requirements)
     test_command = _test_command(root, source, requirements, decisions)
     if source.install:

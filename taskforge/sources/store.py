@@ -104,17 +104,18 @@ def prune_artifacts(root: Path) -> None:
 
 
 def snapshot_from_tree(tree_root: Path, *, name: str, source: str, cache: Path,
-                       archive: bool = False) -> Snapshot:
+                       archive: bool = False, prune: bool | None = None) -> Snapshot:
     """Hash `tree_root` (artifacts and VCS dirs excluded) and store it unless already cached.
 
     A checkout honours its .gitignore (what it ignores is local junk); an `archive` (an
-    unpacked sdist, pruned here) does not: every file in it was shipped on purpose, such as
-    the version module a build wrote and the project's .gitignore names.
+    unpacked sdist, pruned here unless `prune` is False) does not: every file in it was
+    shipped on purpose, such as the version module a build wrote and the project's
+    .gitignore names.
     """
     if not tree_root.is_dir():
         raise UserError(f"{tree_root}: source path does not exist or is not a directory")
     check_symlinks(tree_root)
-    if archive:
+    if archive if prune is None else prune:
         prune_artifacts(tree_root)
     tmp = cache / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)

@@ -416,6 +416,18 @@ def test_real_suite_with_a_marker_expression_and_bundled_exitfirst(tmp_path: Pat
     assert src.baseline.stable == ("tests/test_core.py::test_double",)
 
 
+@pytest.mark.slow
+def test_a_conflicting_pinned_requirements_file_names_the_conflict(tmp_path: Path,
+                                                                   tf_cache: Path) -> None:
+    """Before: "No solution found when resolving dependencies", and no word of which."""
+    root = project(tmp_path, {"requirements-test.txt": "pytest==7.0.0\nattrs==19.1.0\n"})
+    with pytest.raises(UserError) as caught:
+        ingest_root(root, tf_cache)
+    message = str(caught.value)
+    assert "No solution found" in message
+    assert "pytest==7.0.0 depends on attrs>=19.2.0" in message and "attrs==19.1.0" in message
+
+
 def test_real_namespace_package_in_src_layout(tmp_path: Path, tf_cache: Path) -> None:
     root = make_project(tmp_path, {
         "pyproject.toml": pyproject('[tool.setuptools.packages.find]\nwhere = ["src"]\n'

@@ -50,13 +50,18 @@ def _uv(*args: str, cwd: Path | None = None, cache: Path, extra_env: dict | None
 _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit): \S")
 
 
+# uv's error lines and the lines of its explanation ("cause: Because pytest==7.0.0 depends
+# on attrs>=19.2.0 ... And because you require attrs==19.1.0, ...").
+_ERROR_PREFIXES = ("error", "\u00d7", "\u2570", "caused by", "cause:", "because", "and because")
+
+
 def _failure(proc: subprocess.CompletedProcess[str]) -> str:
     lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
-    # uv marks its error lines with these prefixes
-    errors = [ln for ln in lines if ln.lower().startswith(("error", "\u00d7", "\u2570", "caused by"))]
-    # "Failed to build `pkg`" alone does not say what is missing; the backend's exception does.
+    errors = [ln for ln in lines if ln.lower().startswith(_ERROR_PREFIXES)]
+    # "No solution found" or "Failed to build `pkg`" alone does not say what conflicts or
+    # what is missing: the explanation and the backend's exception do.
     raised = [ln for ln in lines if _EXCEPTION_LINE.match(ln)]
-    return " ".join((errors or lines or ["unknown error"])[-2:] + raised[-1:])[:500]
+    return " ".join((errors or lines[-2:] or ["unknown error"])[:6] + raised[-1:])[:700]
 
 
 def build_environment(snapshot: Snapshot, spec: EnvSpec, cache: Path) -> Environment:

@@ -56,8 +56,11 @@ HATCH_VCS = scm_pyproject('"hatchling", "hatch-vcs"', "hatchling.build",
                           '[tool.hatch.build.hooks.vcs]\nversion-file = "src/vcspkg/_version.py"\n')
 SETUPTOOLS_SCM = scm_pyproject('"setuptools>=64", "setuptools-scm>=8"', "setuptools.build_meta",
                                '[tool.setuptools_scm]\nversion_file = "src/vcspkg/_version.py"\n')
+PDM_SCM = scm_pyproject('"pdm-backend"', "pdm.backend",
+                        '[tool.pdm.version]\nsource = "scm"\nwrite_to = "vcspkg/_version.py"\n'
+                        'write_template = "__version__ = \'{}\'"\n')
 # With a fallback the build works without git; the version module still stayed behind.
-BACKENDS = {"hatch-vcs": HATCH_VCS, "setuptools-scm": SETUPTOOLS_SCM,
+BACKENDS = {"hatch-vcs": HATCH_VCS, "setuptools-scm": SETUPTOOLS_SCM, "pdm-backend": PDM_SCM,
             "setuptools-scm-with-fallback": SETUPTOOLS_SCM + 'fallback_version = "1.2.3"\n'}
 
 

@@ -7,6 +7,7 @@ SETUPTOOLS_SCM_PRETEND_VERSION_FOR_<NAME>: the version its PKG-INFO declares (an
 0.0.0. Named for the project only, so dependencies built from source keep their own; hatch-vcs
 does not tell setuptools-scm the distribution's name, so there the unnamed variable is set
 (a dependency built from source with setuptools-scm in the same install would take it too).
+pdm-backend's `source = "scm"` reads PDM_BUILD_SCM_VERSION.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from taskforge.env.declared import normalized_name, requirement_name
 from taskforge.sources.generated import declared_version
 
 SCM_BACKENDS = {"setuptools-scm", "hatch-vcs"}
+PDM_VARIABLE = "PDM_BUILD_SCM_VERSION"
 UNKNOWN_VERSION = "0.0.0"
 
 
@@ -39,6 +41,12 @@ def _uses_hatch_vcs(config: dict) -> bool:
         (isinstance(hatch_version, dict) and hatch_version.get("source") == "vcs")
 
 
+def _pdm_version(config: dict) -> dict:
+    """pdm-backend's [tool.pdm.version] table when it takes the version from git, else {}."""
+    table = config.get("tool", {}).get("pdm", {}).get("version", {})
+    return table if isinstance(table, dict) and table.get("source") == "scm" else {}
+
+
 def _uses_scm(config: dict, root: Path) -> bool:
     if _requires(config) & SCM_BACKENDS or _uses_hatch_vcs(config) \
             or "setuptools_scm" in config.get("tool", {}):
@@ -53,7 +61,8 @@ def _has_fallback(config: dict) -> bool:
     raw = hatch_version.get("raw-options", {}) if isinstance(hatch_version, dict) else {}
     return any(isinstance(table, dict) and ("fallback_version" in table
                                             or "fallback-version" in table)
-               for table in (tool.get("setuptools_scm", {}), hatch_version, raw))
+               for table in (tool.get("setuptools_scm", {}), hatch_version, raw,
+                             _pdm_version(config)))
 
 
 def _project_name(config: dict, root: Path) -> str | None:
@@ -72,16 +81,18 @@ def scm_version(root: Path) -> tuple[dict[str, str], str | None]:
     """The environment variables that give the build a version, and the decision line; none
     when the project does not take its version from git or declares a fallback."""
     config = _pyproject(root) if (root / "pyproject.toml").is_file() else {}
-    if (root / ".git").exists() or not _uses_scm(config, root) or _has_fallback(config):
+    if (root / ".git").exists() or not (_uses_scm(config, root) or _pdm_version(config)) \
+            or _has_fallback(config):
         return {}, None
     name = _project_name(config, root)
     if not name:
         return {}, None
     version = declared_version(root) or UNKNOWN_VERSION
     # setuptools-scm's own normalisation of the distribution name.
-    variable = "SETUPTOOLS_SCM_PRETEND_VERSION" if _uses_hatch_vcs(config) else \
+    variable = PDM_VARIABLE if _pdm_version(config) else \
+        "SETUPTOOLS_SCM_PRETEND_VERSION" if _uses_hatch_vcs(config) else \
         "SETUPTOOLS_SCM_PRETEND_VERSION_FOR_" + normalized_name(name).replace("-", "_").upper()
     where = "PKG-INFO" if version != UNKNOWN_VERSION else "no git metadata and no fallback"
-    return {variable: version}, (f"version from git metadata (setuptools-scm/hatch-vcs): the "
+    return {variable: version}, (f"version from git metadata (setuptools-scm/hatch-vcs/pdm): the "
                                  f"snapshot has none; the build gets {version} ({where}, "
                                  f"{variable})")

@@ -1,13 +1,13 @@
 """A version for a build that reads it from git metadata a snapshot does not have.
 
-setuptools-scm and hatch-vcs (which uses setuptools-scm) ask git for the version while the
-project is built. A snapshot is a tree without `.git`, so a clone whose project declares no
-fallback version does not build. setuptools-scm reads a version for one distribution from
-SETUPTOOLS_SCM_PRETEND_VERSION_FOR_<NAME>: the version its PKG-INFO declares (an sdist), else
-0.0.0. Named for the project only, so dependencies built from source keep their own; hatch-vcs
-does not tell setuptools-scm the distribution's name, so there the unnamed variable is set
-(a dependency built from source with setuptools-scm in the same install would take it too).
-pdm-backend's `source = "scm"` reads PDM_BUILD_SCM_VERSION.
+setuptools-scm, hatch-vcs (which uses setuptools-scm) and pdm-backend (`source = "scm"`) ask
+git for the version while the project is built. A snapshot is a tree without `.git`, so a
+clone whose project declares no fallback version does not build (an sdist does: the backends
+read its PKG-INFO). No version is known, so the build is told 0.0.0: setuptools-scm by
+SETUPTOOLS_SCM_PRETEND_VERSION_FOR_<NAME>, named for the project so that dependencies built
+from source keep their own; hatch-vcs does not pass the name on, so there the unnamed
+variable is set (a dependency built from source with setuptools-scm in the same install
+would take it too); pdm-backend by PDM_BUILD_SCM_VERSION.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import tomllib
 from pathlib import Path
 
 from taskforge.env.declared import normalized_name, requirement_name
-from taskforge.sources.generated import declared_version
 
 SCM_BACKENDS = {"setuptools-scm", "hatch-vcs"}
 PDM_VARIABLE = "PDM_BUILD_SCM_VERSION"
@@ -81,18 +80,17 @@ def scm_version(root: Path) -> tuple[dict[str, str], str | None]:
     """The environment variables that give the build a version, and the decision line; none
     when the project does not take its version from git or declares a fallback."""
     config = _pyproject(root) if (root / "pyproject.toml").is_file() else {}
-    if (root / ".git").exists() or not (_uses_scm(config, root) or _pdm_version(config)) \
-            or _has_fallback(config):
+    if (root / ".git").exists() or (root / "PKG-INFO").is_file() \
+            or not (_uses_scm(config, root) or _pdm_version(config)) or _has_fallback(config):
         return {}, None
     name = _project_name(config, root)
     if not name:
         return {}, None
-    version = declared_version(root) or UNKNOWN_VERSION
+    version = UNKNOWN_VERSION
     # setuptools-scm's own normalisation of the distribution name.
     variable = PDM_VARIABLE if _pdm_version(config) else \
         "SETUPTOOLS_SCM_PRETEND_VERSION" if _uses_hatch_vcs(config) else \
         "SETUPTOOLS_SCM_PRETEND_VERSION_FOR_" + normalized_name(name).replace("-", "_").upper()
-    where = "PKG-INFO" if version != UNKNOWN_VERSION else "no git metadata and no fallback"
     return {variable: version}, (f"version from git metadata (setuptools-scm/hatch-vcs/pdm): the "
-                                 f"snapshot has none; the build gets {version} ({where}, "
-                                 f"{variable})")
+                                 f"snapshot has none and the project no fallback; the build "
+                                 f"gets {version} ({variable})")

@@ -37,7 +37,7 @@ def _version_files(pyproject: dict) -> list[tuple[str, str | None]]:
     return found
 
 
-def declared_version(root: Path) -> str | None:
+def _declared_version(root: Path) -> str | None:
     pkg_info = root / "PKG-INFO"
     if not pkg_info.is_file():
         return None
@@ -56,7 +56,7 @@ def restore_version_files(root: Path) -> list[str]:
         config = tomllib.loads(pyproject.read_text(errors="replace"))
     except tomllib.TOMLDecodeError:
         return []
-    version = declared_version(root)
+    version = _declared_version(root)
     notes = []
     for rel, template in _version_files(config):
         target = root / rel

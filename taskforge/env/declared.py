@@ -124,13 +124,18 @@ def _setup_cfg_extras(path: Path) -> dict[str, list[str]] | None:
             for name, value in cfg.items("options.extras_require")}
 
 
+_TEST_FACTOR = re.compile(r"(unit|integration)?tests?|testing|test_?\w*")
+
+
 def _strip_factor(line: str) -> str | None:
     """`py311,tests: pytest` -> `pytest`; None for a line that only other environments get
-    (`mypy: mypy`): a factor condition counts when it names tests or a Python version."""
+    (`mypy: mypy`): a factor condition counts when it names tests or a Python version. A
+    factor that only mentions a test tool is another environment's (pluggy's
+    `pytestmain: git+https://...pytest.git@main`, pytest's development branch)."""
     head, sep, tail = line.partition(":")
     if sep and re.fullmatch(r"[\w.,!-]+", head.strip()) and not tail.startswith(("/", "=")):
         factors = re.split(r"[,-]", head.strip().lstrip("!"))
-        if any("test" in f.lower() or re.fullmatch(r"py\d*", f) for f in factors):
+        if any(_TEST_FACTOR.fullmatch(f.lower()) or re.fullmatch(r"py\d*", f) for f in factors):
             return tail.strip()
         return None
     return line

@@ -24,7 +24,9 @@ from pathlib import Path
 
 import yaml
 
+from taskforge.errors import UserError
 from taskforge.sources.generated import version_files
+from taskforge.sources.pypi import download_sdist
 
 GIT = ["git", "-c", "user.name=clone", "-c", "user.email=clone@localhost",
        "-c", "commit.gpgsign=false"]
@@ -75,9 +77,11 @@ def main() -> None:
         repo = dest / name
         if not (repo / ".git").is_dir():
             with tempfile.TemporaryDirectory() as scratch:
-                subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                                "--no-binary", ":all:", "-d", scratch, pin], check=True)
-                [archive] = [p for p in Path(scratch).iterdir() if p.is_file()]
+                try:
+                    archive = download_sdist(pin, name, Path(scratch) / "download")
+                except UserError as exc:  # the run goes on; the clone recipe lacks it
+                    print(f"{pin}: {exc}", file=sys.stderr)
+                    continue
                 root = unpack(archive, Path(scratch) / "unpacked")
                 removed = as_clone(root)
                 shutil.rmtree(repo, ignore_errors=True)

@@ -209,9 +209,12 @@ def test_tox_deps_keep_test_factors_only(tmp_path: Path) -> None:
             tests: hypothesis
             mypy: mypy
             pytestmain: git+https://github.com/pytest-dev/pytest.git@main
+            setuptools >= 78.1.1,< 82
             {[base]deps}
     """})
     requirements = spec_of(root).requirements
+    # zope.interface's: one requirement, its commas join version clauses
+    assert "setuptools >= 78.1.1,< 82" in requirements and "< 82" not in requirements
     assert "freezegun" in requirements and "hypothesis" in requirements
     assert "mypy" not in requirements
     # pluggy's: the environment against pytest's development branch is not the tests' own
@@ -279,6 +282,15 @@ def test_addopts_plugins_are_neutralised_or_served() -> None:
         "-nauto"]
     assert plan.plugins == [("pytest-timeout", "--timeout")]
     assert plan_addopts(["-ra", "--strict-markers"]).override is False
+
+
+def test_loading_a_neutralised_plugin_is_neutralised_too() -> None:
+    """propcache's `-p pytest_cov` (with its --cov options): pytest-cov is not installed, so
+    pytest stopped at "Error importing plugin pytest_cov" and the source was set aside."""
+    plan = plan_addopts(["--doctest-modules", "-p", "pytest_cov", "--cov", "-pxdist",
+                         "-p", "no:cacheprovider", "-p", "pytester"])
+    assert [option for option, _ in plan.dropped] == ["-p pytest_cov", "--cov", "-p xdist"]
+    assert plan.kept == ["--doctest-modules", "-p", "no:cacheprovider", "-p", "pytester"]
 
 
 def test_combined_short_flags_are_unbundled_and_x_neutralised() -> None:

@@ -145,7 +145,12 @@ def _tox_values(parser: configparser.ConfigParser, key: str) -> list[str]:
     if not parser.has_option("testenv", key):
         return []
     out = []
-    for line in parser.get("testenv", key).replace(",", "\n").splitlines():
+    text = parser.get("testenv", key)
+    # extras and groups are lists ("a, b"); a dependency is one a line, and its commas
+    # separate version clauses (zope.interface's "setuptools >= 78.1.1,< 82": before, "< 82"
+    # became a requirement of its own and uv could not parse it)
+    lines = text.splitlines() if key == "deps" else text.replace(",", "\n").splitlines()
+    for line in lines:
         line = _strip_factor(line.strip()) or ""
         if line and "{" not in line and not line.startswith("#"):
             out.append(line)

@@ -51,6 +51,12 @@ _DROPPED: tuple[tuple[str, bool, str], ...] = (
     ("--pycodestyle", False, "a linter's checks are not tests"),
     ("--checkdocs", False, "a packaging check is not a test"),
 )
+# `-p NAME` loads of the plugins whose options are dropped above (propcache's `-p pytest_cov`:
+# "Error importing plugin pytest_cov" and no test ran when pytest-cov is not installed).
+_DROPPED_PLUGINS = {"pytest_cov": "pytest-cov: taskforge records coverage itself",
+                    "xdist": "pytest-xdist: the baseline runs in one process",
+                    "xdist.plugin": "pytest-xdist: the baseline runs in one process",
+                    "pytest_rerunfailures": "pytest-rerunfailures: reruns would hide flaky tests"}
 # Options that are kept, with the plugin that must be installed for pytest to know them.
 _SERVED: tuple[tuple[str, str], ...] = (
     ("--timeout", "pytest-timeout"),
@@ -198,6 +204,12 @@ def plan_addopts(addopts: list[str]) -> AddoptsPlan:
             continue
         if token.startswith("-m") and token[2:3] not in ("", "-"):
             markexpr, i = token[2:].removeprefix("="), i + 1
+            continue
+        plugin = tokens[i + 1] if token == "-p" and i + 1 < len(tokens) else \
+            token[2:] if token.startswith("-p") and token[2:3] not in ("", "-") else None
+        if plugin in _DROPPED_PLUGINS:
+            dropped.append((f"-p {plugin}", _DROPPED_PLUGINS[plugin]))
+            i += 2 if token == "-p" else 1
             continue
         rule = _rule(token)
         if rule:

@@ -379,6 +379,15 @@ def test_network_markers_are_deselected_and_stray_tests_py_passed(tmp_path: Path
     assert spec.project_install is None
 
 
+def test_a_stray_test_py_in_the_tests_directory_is_passed(tmp_path: Path) -> None:
+    """decorator's suite is tests/test.py (not a name pytest collects): "no tests found"."""
+    root = make_project(tmp_path, {
+        "mod.py": CODE,
+        "tests/test.py": "from mod import double\n\ndef test_double():\n    assert double(1) == 2\n",
+    })
+    assert spec_of(root).test_command == ("python", "-m", "pytest", "tests/test.py")
+
+
 # ------------------------------------------------------------------ real environments
 
 

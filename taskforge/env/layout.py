@@ -109,7 +109,9 @@ def read_layout(root: Path, python_files: list[str] | None = None) -> Layout:
                 layout.test_files.append(rel)
                 test_dirs.add(directory)
     if not layout.test_files:
-        layout.stray_test_files = [n for n in STRAY_TEST_FILES if (root / n).is_file()]
+        # at the root (jsonpointer's tests.py) or in a tests directory (decorator's tests/test.py)
+        layout.stray_test_files = [f"{d}{n}" for d in ("", "tests/", "test/")
+                                   for n in STRAY_TEST_FILES if (root / d / n).is_file()]
     conftests = [c + "/conftest.py" if c != "." else "conftest.py" for c in layout.conftests]
     for rel in layout.test_files + layout.stray_test_files + conftests:
         try:

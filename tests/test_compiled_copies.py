@@ -24,6 +24,7 @@ from taskforge.ingest import ingest
 from taskforge.model import SourceSpec
 from taskforge.patches import apply_patch as apply_record_patch
 from taskforge.sandbox import get_sandbox
+from taskforge.sanitize import sanitize_workspace
 from taskforge.sanitize.compiled import compiled_copies
 
 DELETED_LINE = "total += value * weight"
@@ -78,10 +79,15 @@ COMPILED_CALL = "from cypkg.core import weighted_total; print(weighted_total([1,
 def build_in_place(root: Path, python: Path) -> set[str]:
     """What `setup.py build_ext --inplace` writes (Cython from the index): the attack's
     material, and what a naive pipeline would carry into every workspace."""
+    return build_in_place_with(root, ["cython>=3", "setuptools>=64"], python)
+
+
+def build_in_place_with(root: Path, requirements: list[str], python: Path = PY312) -> set[str]:
     before = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
     proc = subprocess.run(
-        [find_uv_bin(), "run", "--no-project", "--python", str(python), "--with", "cython>=3",
-         "--with", "setuptools>=64", "--", "python", "setup.py", "-q", "build_ext", "--inplace"],
+        [find_uv_bin(), "run", "--no-project", "--python", str(python),
+         *[arg for r in requirements for arg in ("--with", r)],
+         "--", "python", "setup.py", "-q", "build_ext", "--inplace"],
         cwd=root, capture_output=True, text=True,
         env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -180,3 +186,48 @@ def test_compiled_copies_shipped_in_the_tree_are_removed_from_the_task(tmp_path:
     assert run_compiled(workspace, PY313).returncode != 0
     apply_patch(workspace, task.record["patch"])
     assert task.grade(workspace, sandbox="none").reward == 1.0
+
+
+MYPYC_FILES = {
+    "pkg/__init__.py": "",
+    "pkg/a.py": "def double(x: int) -> int:\n    twice = x + x\n    return twice\n",
+    "pkg/b.py": "from pkg.a import double\n\n\ndef quadruple(x: int) -> int:\n"
+                "    return double(double(x))\n",
+    "setup.py": "from mypyc.build import mypycify\nfrom setuptools import setup\n\n"
+                "setup(name='pkg', packages=['pkg'], ext_modules=mypycify(['pkg/a.py', 'pkg/b.py']))\n",
+}
+
+
+def python_says(root: Path, code: str) -> str:
+    proc = subprocess.run([str(PY312), "-c", code], cwd=root, capture_output=True, text=True)
+    return proc.stdout.strip() or proc.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.slow
+def test_mypyc_s_library_goes_with_every_shim(tmp_path: Path) -> None:
+    """mypyc compiles a.py and b.py into one shared library and a shim per module. After a
+    deletion from a.py the library still computes the original; without it, every shim
+    fails to import (there is no fallback to the .py), so all of them go."""
+    built = make_project(tmp_path, MYPYC_FILES, name="built")
+    written = {p for p in build_in_place_with(built, ["mypy", "setuptools>=64"])
+               if p.endswith(".so") and not p.startswith("build/")}
+    library = next(p for p in written if "__mypyc." in p)
+    shims = sorted(written - {library})
+    assert [s.split(".")[0] for s in shims] == ["pkg/a", "pkg/b"]
+    shutil.rmtree(built / "build")
+    (built / "pkg/a.py").write_text("def double(x: int) -> int:\n    raise NotImplementedError\n")
+
+    # Attack: the stubbed a.py is not what runs.
+    assert python_says(built, "from pkg.a import double; print(double(2))") == "4"
+    # Removing only the edited module's copies breaks its neighbour.
+    partial = tmp_path / "partial"
+    shutil.copytree(built, partial)
+    for rel in (library, shims[0]):
+        (partial / rel).unlink()
+    assert "No module named" in python_says(partial, "import pkg.b")
+
+    assert compiled_copies(built, ["pkg/a.py"]) == sorted([library, *shims])
+    removed = sanitize_workspace(built, changed=["pkg/a.py"])
+    assert removed["compiled-copies"] == sorted([library, *shims])
+    assert python_says(built, "from pkg.b import quadruple; quadruple(1)").startswith(
+        "NotImplementedError")

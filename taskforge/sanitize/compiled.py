@@ -79,4 +79,17 @@ def compiled_copies(root: Path, modules: list[str]) -> list[str]:
                           if MYPYC_GROUP in n and n.endswith(EXTENSION_SUFFIXES)}
             except OSError:
                 continue
+    if any(MYPYC_GROUP in PurePosixPath(p).name for p in found):
+        # without its library every mypyc shim fails to import (no fallback to its .py)
+        found |= _extensions_beside_python(root)
     return sorted(p.removeprefix("./") for p in found)
+
+
+def _extensions_beside_python(root: Path) -> set[str]:
+    found: set[str] = set()
+    for dirpath, _dirs, files in os.walk(root):
+        here = Path(dirpath)
+        for name in files:
+            if name.endswith(EXTENSION_SUFFIXES) and (here / f"{module_stem(name)}.py").is_file():
+                found.add((here / name).relative_to(root).as_posix())
+    return found

@@ -33,8 +33,19 @@ def check_symlinks(root: Path) -> None:
                     )
 
 
+# `git archive` obeys the tree's .gitattributes: `export-ignore` leaves files out (projects
+# mark tests/ or .github/ so), `export-subst` fills in placeholders (.git_archival.txt gets
+# the snapshot's commit and no tag, and setuptools-scm then reads version 0.0 from it). A
+# snapshot is the files as committed: the repository's own info/attributes (taskforge's
+# mirror or scratch repository) turns both off, and it overrides any .gitattributes.
+_ARCHIVE_AS_COMMITTED = "* -export-ignore -export-subst\n"
+
+
 def archive_commit(git_dir: Path, commit: str, dest: Path) -> None:
     """Extract the files of `commit` into `dest` (no .git), refusing unsafe members."""
+    attributes = git_dir / "info" / "attributes"
+    attributes.parent.mkdir(parents=True, exist_ok=True)
+    attributes.write_text(_ARCHIVE_AS_COMMITTED)
     proc = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit],
                           capture_output=True, check=True, env={**os.environ, **FIXED_ENV})
     dest.mkdir(parents=True, exist_ok=True)

@@ -388,6 +388,16 @@ def test_a_stray_test_py_in_the_tests_directory_is_passed(tmp_path: Path) -> Non
     assert spec_of(root).test_command == ("python", "-m", "pytest", "tests/test.py")
 
 
+def test_a_tests_py_inside_the_package_is_passed(tmp_path: Path) -> None:
+    """zope.event's suite is src/zope/event/tests.py, inside the package: "no tests found"."""
+    root = make_project(tmp_path, {
+        "src/zope/event/__init__.py": CODE,
+        "src/zope/event/tests.py": "import unittest\n\nclass T(unittest.TestCase):\n"
+                                   "    def test_it(self):\n        pass\n",
+    })
+    assert spec_of(root).test_command[-1] == "src/zope/event/tests.py"
+
+
 # ------------------------------------------------------------------ real environments
 
 

@@ -15,6 +15,7 @@ import pytest
 from conftest import apply_patch, commit_all, init_repo, make_project, write_recipe
 
 import taskforge
+from taskforge.errors import UserError
 from taskforge.ingest import IngestedSource, ingest
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
@@ -176,3 +177,19 @@ def test_extensions_built_in_place_are_carried_unless_they_shadow_python_code(
     [left_out] = src.env.build_notes
     assert left_out.startswith("fastpkg/core.") and "a compiled copy of fastpkg/core.py" in left_out
     assert any("build output left out: fastpkg/core." in line for line in lines)
+
+
+@pytest.mark.slow
+def test_a_made_up_version_that_breaks_resolution_is_named_in_the_reason(
+        tmp_path: Path, tf_cache: Path) -> None:
+    """iniconfig's clone: built as 0.0.0 (no git metadata, no fallback), while pytest needs
+    iniconfig>=1.0.1; uv's 'No solution found' did not say the version was made up."""
+    pyproject = HATCH_VCS + '\n[dependency-groups]\ntests = ["pytest", "vcspkg>=1"]\n'
+    repo = make_project(tmp_path, {**CODE, "pyproject.toml": pyproject}, name="vcspkg")
+    with pytest.raises(UserError) as failed:
+        ingest_clone(repo, tf_cache)
+    reason = str(failed.value)
+    assert "cannot build the environment" in reason and "vcspkg" in reason
+    assert reason.endswith("(vcspkg was built as version 0.0.0: no git metadata and no fallback "
+                           "version; a tag in the repository or a fallback_version would give "
+                           "it its own)")

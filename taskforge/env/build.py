@@ -24,7 +24,7 @@ from uv import find_uv_bin
 from taskforge.cache import build_once, digest, read_json, write_json
 from taskforge.env.outputs import collect_outputs
 from taskforge.env.pythons import interpreter_for
-from taskforge.env.scm import scm_version
+from taskforge.env.scm import UNKNOWN_VERSION, scm_version
 from taskforge.errors import UserError
 from taskforge.model import Environment, EnvSpec, Snapshot
 from taskforge.testing.bytecode import compile_tree
@@ -103,7 +103,14 @@ def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path, final:
         version_env, _why = scm_version(snapshot.root)
         proc = _uv(*args, cwd=build_copy, cache=cache, extra_env=version_env)
         if proc.returncode != 0:
-            raise UserError(f"{snapshot.source}: cannot build the environment: {_failure(proc)}")
+            # A version made up for the build is often why (iniconfig built as 0.0.0, and
+            # pytest needs iniconfig>=1.0.1): say so, and what would give it a real one.
+            told = f" ({snapshot.name} was built as version {UNKNOWN_VERSION}: no git " \
+                "metadata and no fallback version; a tag in the repository or a " \
+                "fallback_version would give it its own)" \
+                if UNKNOWN_VERSION in version_env.values() else ""
+            raise UserError(f"{snapshot.source}: cannot build the environment: "
+                            f"{_failure(proc)}{told}")
         for command in spec.install:
             shell = subprocess.run(
                 command, shell=True, cwd=build_copy, capture_output=True, text=True,

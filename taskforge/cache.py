@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from taskforge.errors import UserError
+
 ENV_VAR = "TASKFORGE_CACHE"
 
 
@@ -29,7 +31,13 @@ def cache_root(override: str | os.PathLike[str] | None = None) -> Path:
     else:
         root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "taskforge"
     root = root.expanduser().resolve()
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".probe-"):
+            pass
+    except OSError as e:  # a file, a read-only place: say so now, not after the baseline ran
+        raise UserError(f"cache {root} (--cache, ${ENV_VAR}): not a writable directory "
+                        f"({e.strerror})") from None
     return root
 
 

@@ -6,7 +6,10 @@ User mistakes (`UserError`) become one plain line on stderr and exit code 2, her
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ from taskforge.model import SourceSpec
 from taskforge.sandbox import NAMES as SANDBOX_NAMES
 from taskforge.sandbox import SandboxUnavailable, get_sandbox
 
+HEARTBEAT_S = 30.0  # $TASKFORGE_HEARTBEAT_S overrides
 stdout = Console()
 stderr = Console(stderr=True)
 
@@ -33,12 +37,34 @@ class UserFacingError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"taskforge: error: {self.message}", err=True)
+        # One line, whatever a library's message holds (tarfile's and yaml's span several).
+        message = " ".join(part.strip() for part in self.message.splitlines() if part.strip())
+        click.echo(f"taskforge: error: {message}", err=True)
 
 
 class App(click.Group):
     """Turns a UserError (or a sandbox that went away) raised anywhere below into exit code
     2 with one line."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's own errors (a bad option, a missing argument) as one line with exit code
+        2 like every other user error, and Ctrl-C as exit code 130, not 1 ("found a problem")."""
+        try:
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.UsageError as e:
+            where = e.ctx.command_path if e.ctx else "taskforge"
+            message = " ".join(e.format_message().split())
+            click.echo(f"taskforge: error: {where}: {message} (see {where} --help)", err=True)
+            sys.exit(2)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click.Abort as e:
+            if isinstance(e.__cause__, EOFError):
+                raise e.__cause__ from None  # a bug, not a Ctrl-C: keep its traceback
+            click.echo("taskforge: interrupted", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -53,7 +79,9 @@ class CliProgress:
     """A rich progress bar on a terminal, plain log lines otherwise.
 
     Off a terminal the log lines go to stdout, so stderr carries only warnings and the one
-    line of a user error; `quiet` (for --json output) drops them.
+    line of a user error; `quiet` (for --json output) drops them. Without a bar, a step that
+    says nothing for HEARTBEAT_S seconds (a suite that hangs until its timeout) gets a
+    "still ..." line, so a long silence never looks like a hang of taskforge itself.
     """
 
     def __init__(self, quiet: bool = False) -> None:
@@ -63,8 +91,23 @@ class CliProgress:
         self.task_id: Any = None
         self.done = 0
         self.total = 0
+        self.last = ("starting", time.monotonic())
+        self.stopped = threading.Event()
+        if not quiet:
+            threading.Thread(target=self._heartbeat, daemon=True).start()
+
+    def _heartbeat(self) -> None:
+        interval = float(os.environ.get("TASKFORGE_HEARTBEAT_S", HEARTBEAT_S))
+        said = time.monotonic()
+        while not self.stopped.wait(min(interval / 4, 1.0)):
+            what, since = self.last
+            now = time.monotonic()
+            if now - max(said, since) >= interval and not self.bar:
+                click.echo(f"taskforge: still working: {what} ({now - since:.0f} s so far)")
+                said = now
 
     def log(self, message: str) -> None:
+        self.last = (message, time.monotonic())
         if self.bar:
             self.bar.console.log(message)
         elif not self.quiet:
@@ -81,6 +124,7 @@ class CliProgress:
             self.task_id = self.bar.add_task("verifying candidates", total=total)
 
     def advance(self, message: str) -> None:
+        self.last = (message, time.monotonic())
         self.done += 1
         if self.bar:
             self.bar.update(self.task_id, advance=1, description=message[:60])
@@ -88,6 +132,7 @@ class CliProgress:
             click.echo(f"taskforge: [{self.done}/{self.total}] {message}")
 
     def stop(self) -> None:
+        self.stopped.set()
         if self.bar:
             self.bar.stop()
 
@@ -125,15 +170,18 @@ def cli() -> None:
               help="Overrides the recipe's sandbox.")
 @click.option("--limit", type=click.IntRange(0), default=None, help="At most N tasks in all.")
 @click.option("--seed", type=int, default=None, help="Overrides the recipe's seed.")
-@click.option("--no-resume", is_flag=True, help="Start over instead of resuming.")
+@click.option("--no-resume", is_flag=True, help="Start this shard over instead of resuming.")
+@click.option("--force", is_flag=True, help="Write into --out although another run (another "
+                                             "recipe, seed or shard count) or no taskforge run "
+                                             "wrote it; that run's tasks are replaced.")
 @click.option("--difficulty", default=None, metavar="harder-than=STATS.jsonl",
               help="Tasks harder than those a training run solved (STATS: one JSON object a "
                    "line with instance_id and solve_rate); see docs/curriculum.md.")
 @cache_option
 def generate(recipe: str, out: str, shard: str, workers: int, executor: str,
              ray_address: str | None, sandbox: str | None, limit: int | None, seed: int | None,
-             no_resume: bool, difficulty: str | None, cache: str | None) -> None:
-    """Generate verified tasks from RECIPE into --out."""
+             no_resume: bool, force: bool, difficulty: str | None, cache: str | None) -> None:
+    """Generate verified tasks from RECIPE into --out (resuming the same run found there)."""
     from taskforge.generate import generate as run_generate
     from taskforge.store.shards import parse_shard
 
@@ -142,7 +190,12 @@ def generate(recipe: str, out: str, shard: str, workers: int, executor: str,
         summary = run_generate(recipe, out, shard=parse_shard(shard), workers=workers,
                                executor=executor, ray_address=ray_address, sandbox=sandbox,
                                limit=limit, seed=seed, resume=not no_resume, cache=cache,
-                               progress=progress, difficulty=difficulty)
+                               progress=progress, difficulty=difficulty, force=force)
+    except KeyboardInterrupt:
+        progress.stop()
+        click.echo(f"taskforge: interrupted; finished candidates are journaled in {out}: the same "
+                   "command resumes there", err=True)
+        sys.exit(130)
     finally:
         progress.stop()
     for warning in summary.warnings:
@@ -423,7 +476,7 @@ def materialize(tasks: str, instance_id: str, dest: str, cache: str | None) -> N
 def grade(tasks: str, instance_id: str, workspace: str, as_json: bool, mode: str, timeout: float,
           sandbox: str, cache: str | None) -> None:
     """Grade the solution in WORKSPACE (left untouched) on a clean copy: reward 0..1, and
-    what the solution tampered with."""
+    what the solution tampered with; exit 1 at reward 0 (like verify and scan on a problem)."""
     from taskforge.tasks import load_tasks
 
     result = load_tasks(tasks, cache).by_id(instance_id).grade(
@@ -434,6 +487,8 @@ def grade(tasks: str, instance_id: str, workspace: str, as_json: bool, mode: str
         stdout.print(f"reward {result.reward}  resolved {result.resolved}  "
                      f"passed {len(result.passed)}  failed {len(result.failed)}  "
                      f"errors {len(result.errors)}  tampered {list(result.tampered)}")
+    if result.reward == 0:
+        sys.exit(1)
 
 
 @cli.command()
@@ -446,7 +501,8 @@ def grade(tasks: str, instance_id: str, workspace: str, as_json: bool, mode: str
 @cache_option
 def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float, sandbox: str,
            cache: str | None) -> None:
-    """Re-verify tasks from scratch; exit 1 if any does not verify."""
+    """Re-verify tasks from scratch: every gate `generate` ran (labels, trivial-solution,
+    collection-breaks, leak-scan); exit 1 if any task fails one."""
     from taskforge.tasks import load_tasks
 
     taskset = load_tasks(tasks, cache)
@@ -455,7 +511,8 @@ def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float
     failures = 0
     for n, task in enumerate(chosen, 1):
         problems = task.reverify(sandbox=box, full_suite=full_suite, timeout=timeout)
-        status = "ok" if not problems else "FAILED: " + "; ".join(problems)
+        gates = sorted({p.split(":", 1)[0] for p in problems})
+        status = "ok" if not problems else f"FAILED {', '.join(gates)}: " + "; ".join(problems)
         failures += bool(problems)
         click.echo(f"[{n}/{len(chosen)}] {task.instance_id}: {status}")
     click.echo(f"{len(chosen) - failures} verified, {failures} failed")
@@ -470,9 +527,10 @@ def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float
 @click.option("--json", "as_json", is_flag=True)
 @cache_option
 def scan(tasks: str, instance_id: str, directory: str, as_json: bool, cache: str | None) -> None:
-    """Leak-scan DIRECTORY for residue of a task's deleted code; exit 1 on a hit."""
+    """Leak-scan DIRECTORY for residue of a task's deleted code; exit 1 on a hit, or on a
+    file the scan could not decide (unreadable, undecodable, or over a decoding budget)."""
     from taskforge.patches import source_deletion
-    from taskforge.sanitize import scan_task_dir
+    from taskforge.sanitize import ScanStats, scan_task_dir
     from taskforge.tasks import load_tasks
 
     if not Path(directory).exists():
@@ -480,12 +538,15 @@ def scan(tasks: str, instance_id: str, directory: str, as_json: bool, cache: str
     task = load_tasks(tasks, cache).by_id(instance_id)
     # Hidden tests leave the workspace but are no deleted code: only the code's deletion counts.
     record = {**task.record, "deletion_patch": source_deletion(task.record)}
-    hits = scan_task_dir(record, Path(directory), task.snapshot_root())
-    for hit in hits:
-        click.echo(json.dumps(hit.to_json()) if as_json else str(hit))
+    stats = ScanStats()
+    hits = scan_task_dir(record, Path(directory), task.snapshot_root(), stats)
+    for found in [*hits, *stats.undecided]:
+        click.echo(json.dumps(found.to_json()) if as_json else str(found))
+    failed = bool(hits or stats.undecided)
     if not as_json:
-        click.echo(f"{len(hits)} hits" if hits else "clean", err=bool(hits))
-    if hits:
+        click.echo(f"{len(hits)} hits, {len(stats.undecided)} undecided" if failed
+                   else "clean", err=failed)
+    if failed:
         sys.exit(1)
 
 
@@ -511,15 +572,36 @@ def stats(directory: str, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("directory", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["swebench", "harbor"]), required=True)
+@click.option("--out", "dest", type=click.Path(), default=None,
+              help="The HTML file to write (default: DIRECTORY/report.html).")
+def report(directory: str, dest: str | None) -> None:
+    """Write one self-contained HTML page of DIRECTORY (the shards of one run or of many
+    jobs): funnel, yield, difficulty, time per stage, task cards. It needs no network."""
+    from taskforge.report import write_report
+
+    click.echo(str(write_report(directory, dest)))
+
+
+@cli.command()
+@click.argument("directory", type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["swebench", "harbor", "docker-image"]),
+              required=True)
 @click.option("--out", "dest", type=click.Path(), required=True,
-              help="swebench: a .jsonl file; harbor: a new directory, one task directory each.")
+              help="swebench: a .jsonl file; harbor: a new directory, one task directory each "
+                   "and images/; docker-image: a new directory (images.tar, images.jsonl).")
+@click.option("--no-images", is_flag=True,
+              help="harbor: do not build and save the environment images (needs no docker; "
+                   "the machine that builds the tasks must have them).")
+@click.option("--force", is_flag=True, help="Replace --out if it exists.")
 @cache_option
-def export(directory: str, fmt: str, dest: str, cache: str | None) -> None:
+def export(directory: str, fmt: str, dest: str, no_images: bool, force: bool,
+           cache: str | None) -> None:
     """Export the tasks of DIRECTORY (shards of one run or of many jobs) for other harnesses."""
     from taskforge.export import export_tasks
 
-    count = export_tasks(directory, fmt, dest, cache)
+    if no_images and fmt != "harbor":
+        raise UserError(f"--no-images: only for --format harbor, not {fmt}")
+    count = export_tasks(directory, fmt, dest, cache, force=force, images=not no_images)
     click.echo(f"{count} tasks exported to {dest} ({fmt})")
 
 

@@ -6,9 +6,15 @@
   exported too and a harness must apply it before the agent runs; with hidden tests it
   deletes their files, and `test_patch` (SWE-bench's own field) recreates them for grading.
 - `harbor`: a directory per task in Harbor's task format: `instruction.md`, `task.toml`,
-  `environment/Dockerfile` (the sanitized task workspace and the pinned environment),
+  `environment/Dockerfile` (the sanitized task workspace on the task's environment image),
   `tests/test.sh` (restores the original tests, runs FAIL_TO_PASS and PASS_TO_PASS, writes
-  `/logs/verifier/reward.txt`), `solution/solve.sh` (applies the reference patch).
+  `/logs/verifier/reward.txt`), `solution/solve.sh` (applies the reference patch). The
+  environment images the Dockerfiles start `FROM` are saved, once each, in
+  `images/environments.tar` (`docker load -i` on a machine that lacks them); with
+  `images=False` they are not (the target machine must have them).
+- `docker-image`: one image per task (the Harbor environment built: workspace at /app, its
+  environment on PATH), all saved in `images.tar`, listed in `images.jsonl`; for labs that
+  ship images to their cluster. The tests and the solution are not in the image.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +31,11 @@ from taskforge.errors import UserError
 from taskforge.store.manifest import merge_manifests
 from taskforge.tasks import Task, TaskSet, load_tasks
 
-FORMATS = ("swebench", "harbor")
+FORMATS = ("swebench", "harbor", "docker-image")
+# What a harbor export holds besides task directories; what a docker-image export holds.
+HARBOR_IMAGES = "images"
+ENVIRONMENTS_ARCHIVE = "environments.tar"
+DOCKER_IMAGE_FILES = {"images.tar", "images.jsonl"}
 # Where Harbor puts things in the task's container.
 APP_DIR = "/app"
 # Pytest configuration restored before grading, besides test files and every conftest.py.
@@ -33,9 +44,12 @@ TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 
 
 def export_tasks(tasks_path: str | Path, fmt: str, dest: str | Path,
-                 cache: str | Path | None = None) -> int:
+                 cache: str | Path | None = None, force: bool = False,
+                 images: bool = True) -> int:
     """Write every task of `tasks_path` (a directory of shards, possibly from many jobs, or one
-    shard file) to `dest` in `fmt`; return how many were written."""
+    shard file) to `dest` in `fmt`; return how many were written. An existing `dest` is
+    refused unless `force` (swebench: the file is replaced; harbor and docker-image: an
+    earlier export of theirs emptied). `images=False`: a harbor export without its images."""
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt}: unknown; choose one of {', '.join(FORMATS)}")
     source = Path(tasks_path)
@@ -43,11 +57,47 @@ def export_tasks(tasks_path: str | Path, fmt: str, dest: str | Path,
         merge_manifests(source)  # every shard whole, as its manifest recorded it
     tasks = load_tasks(source, cache)
     target = Path(dest)
+    if fmt == "swebench" and target.is_dir():
+        raise UserError(f"--out {dest}: a directory; swebench export writes one .jsonl file")
+    if target.exists() and not (target.is_dir() and not any(target.iterdir())):
+        if not force:
+            raise UserError(f"--out {dest}: exists and is not an empty directory; pass --force "
+                            "to replace it" if target.is_dir() else
+                            f"--out {dest}: exists; pass --force to replace it")
+        if target.is_dir():
+            # Only an earlier export of the same format is ours to empty.
+            if not _is_export(target, fmt):
+                raise UserError(f"--out {dest}: holds more than a {fmt} export; not replaced "
+                                "even with --force")
+            shutil.rmtree(target)
+        elif fmt != "swebench":
+            target.unlink()
     if fmt == "swebench":
         write_swebench(tasks, target)
-    else:
-        write_harbor(tasks, target)
+        return len(tasks)
+    # Written beside and renamed at the end: a failed export (a docker build, Ctrl-C) leaves
+    # nothing half-written under the name asked for.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
+    partial.chmod(0o755)  # mkdtemp makes it private
+    try:
+        if fmt == "harbor":
+            write_harbor(tasks, partial, images=images)
+        else:
+            write_docker_images(tasks, partial)
+        if target.is_dir():
+            target.rmdir()  # empty (checked above)
+        partial.rename(target)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     return len(tasks)
+
+
+def _is_export(target: Path, fmt: str) -> bool:
+    if fmt == "docker-image":
+        return {entry.name for entry in target.iterdir()} <= DOCKER_IMAGE_FILES
+    return fmt == "harbor" and all((entry / "task.toml").is_file() or entry.name == HARBOR_IMAGES
+                                   for entry in target.iterdir())
 
 
 def swebench_instance(record: dict[str, Any]) -> dict[str, Any]:
@@ -66,18 +116,44 @@ def swebench_instance(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_swebench(tasks: TaskSet, dest: Path) -> None:
-    if dest.is_dir():
-        raise UserError(f"--out {dest}: a directory; swebench export writes one .jsonl file")
     write_atomic(dest, "".join(json.dumps(swebench_instance(t.record), sort_keys=True) + "\n"
                                for t in tasks))
 
 
-def write_harbor(tasks: TaskSet, dest: Path) -> None:
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise UserError(f"--out {dest}: exists and is not an empty directory")
+def write_harbor(tasks: TaskSet, dest: Path, *, images: bool = True) -> None:
+    from taskforge import task_images
+
+    client = task_images.docker_client() if images else None
     dest.mkdir(parents=True, exist_ok=True)
+    tags: dict[str, None] = {}  # the environment images, in task order, once each
     for task in tasks:
         write_harbor_task(task, dest / task.instance_id)
+        if client is not None and task_images.env_tag(task) not in tags:
+            tags[task_images.ensure_env_image(client, task)] = None
+    if tags:
+        (dest / HARBOR_IMAGES).mkdir()
+        task_images.save_images(list(tags), dest / HARBOR_IMAGES / ENVIRONMENTS_ARCHIVE)
+
+
+def write_docker_images(tasks: TaskSet, dest: Path) -> None:
+    """Each task's Harbor environment built as an image; all saved in one archive."""
+    from taskforge import task_images
+
+    client = task_images.docker_client()
+    dest.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="docker-image-export-") as scratch:
+        for task in tasks:
+            task_images.ensure_env_image(client, task)
+            root = Path(scratch) / task.instance_id
+            write_harbor_task(task, root)
+            rows.append({"instance_id": task.instance_id,
+                         "image": task_images.build_task_image(client, task, root / "environment"),
+                         "environment_image": task_images.env_tag(task), "workdir": APP_DIR})
+            shutil.rmtree(root)
+    task_images.save_images([row["image"] for row in rows], dest / "images.tar")
+    write_atomic(dest / "images.jsonl", "".join(json.dumps(row, sort_keys=True) + "\n"
+                                                for row in rows))
 
 
 def write_harbor_task(task: Task, root: Path) -> None:
@@ -90,9 +166,7 @@ def write_harbor_task(task: Task, root: Path) -> None:
 
     environment = root / "environment"
     task.materialize(environment / "workspace")
-    pins = [p for p in env["frozen"] if "==" in p and not p.startswith("-")]
-    (environment / "requirements.txt").write_text("".join(p + "\n" for p in pins))
-    (environment / "Dockerfile").write_text(dockerfile(env))
+    (environment / "Dockerfile").write_text(dockerfile(task))
 
     tests = root / "tests"
     original = tests / "original"
@@ -153,18 +227,20 @@ def task_toml(record: dict[str, Any]) -> str:
     ])
 
 
-def dockerfile(env: dict[str, Any]) -> str:
+def dockerfile(task: Task) -> str:
+    from taskforge.task_images import VENV_BIN, env_tag
+
+    env = task.record["environment"]
     roots = ":".join(f"{APP_DIR}/{p}".rstrip("/.") if p != "." else APP_DIR
                      for p in env["pythonpath"])
     lines = [
-        f"FROM python:{env['python']}-slim",
-        "RUN apt-get update && apt-get install -y --no-install-recommends git "
-        "&& rm -rf /var/lib/apt/lists/*",
-        "COPY requirements.txt /tmp/taskforge-requirements.txt",
-        "RUN pip install --no-cache-dir -r /tmp/taskforge-requirements.txt",
+        f"# The task's environment (Python {env['python']}, its test dependencies installed),",
+        "# built by taskforge without a registry: on a machine that lacks it, first",
+        f"# `docker load -i ../../{HARBOR_IMAGES}/{ENVIRONMENTS_ARCHIVE}` (saved by the export).",
+        f"FROM {env_tag(task)}",
         f"WORKDIR {APP_DIR}",
         f"COPY workspace/ {APP_DIR}/",
-        *[f"RUN {command}" for command in env["install"]],
+        f"ENV PATH={VENV_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         # The project is imported from the workspace, as taskforge's own environments do.
         f"ENV PYTHONPATH={roots}",
     ]

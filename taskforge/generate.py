@@ -11,24 +11,28 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from taskforge.cache import cache_root
-from taskforge.curriculum import harder_than, known_records, parse_difficulty
+from taskforge.cache import cache_root, sha256_file
+from taskforge.curriculum import Curriculum, harder_than, known_records, parse_difficulty
 from taskforge.delete import get_strategy
 from taskforge.errors import Rejected, UserError
 from taskforge.executors import get_executor
 from taskforge.ingest import IngestedSource, ingest_sources
 from taskforge.model import Candidate
 from taskforge.recipe import Recipe, load_recipe
+from taskforge.report import report_after_run
 from taskforge.sandbox import Sandbox, get_sandbox
-from taskforge.store.manifest import write_manifests
+from taskforge.store.manifest import FUNNEL_STAGES, TIMED_STAGES, write_manifests
+from taskforge.store.outdir import claim_output, directory_lock
 from taskforge.store.shards import Journal, remove_partial_writes, shard_name, write_shard
 from taskforge.store.snapshots import export_snapshot
 from taskforge.store.strategies import count_strategies, strategy_table
 from taskforge.taskmaker import Screened, make_task, run_timeout, screen_candidates
+from taskforge.workspace import prune_dead_scratch
 
-FUNNEL_STAGES = ("candidates", "tried", "deleted", "verified", "emitted")
 # Rejections that happen before anything is deleted.
 NOT_DELETED = ("not-found", "no-change", "unparsable")
+# A source's flaky and failing tests are listed by name up to this many of each.
+MAX_LISTED_TESTS = 200
 
 
 @dataclass
@@ -109,7 +113,10 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
              workers: int = 1, executor: str = "local", ray_address: str | None = None,
              sandbox: str | None = None, limit: int | None = None, seed: int | None = None,
              resume: bool = True, cache: str | Path | None = None,
-             progress: Progress | None = None, difficulty: str | None = None) -> Summary:
+             progress: Progress | None = None, difficulty: str | None = None,
+             force: bool = False) -> Summary:
+    """Run `recipe_path` into `out` (shard `shard` = (I, N)), resuming the same work found
+    there; `force` replaces what another run wrote in `out` (see store/outdir.py)."""
     recipe = load_recipe(recipe_path)
     progress = progress or Progress()
     # `difficulty="harder-than=STATS.jsonl"`: a curriculum past what a training run solved.
@@ -129,7 +136,30 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
         raise UserError(f"--limit {limit} with --shard {shard[0]}/{shard[1]}: a limit keeps the first "
                         "tasks found, which no single shard can know; bound a sharded run with "
                         "select.max_tasks_per_source instead")
-    # Everything that can fail on bad input happens before anything is written to `out`.
+    identity = {"recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
+                "shard_count": shard[1], "generator": version("taskforge"),
+                "difficulty": sha256_file(parse_difficulty(difficulty)) if difficulty else None}
+    warnings = _output_inside_sources(recipe, out_dir, cache_dir)
+    if recipe.max_tasks_per_source == 0:
+        warnings.append(f"{recipe.path}: select.max_tasks_per_source is 0: no source can give "
+                        "a task, this run writes none")
+    # The directory is claimed (checked, locked) before the expensive work; a run that fails
+    # before it journaled anything leaves the directory as it found it.
+    with claim_output(out_dir, identity, shard, force=force):
+        cleaned = prune_dead_scratch(cache_dir)
+        if cleaned:
+            progress.log(f"removed {cleaned} scratch directories that killed runs left")
+        return _generate_claimed(recipe, out_dir, shard, cache_dir=cache_dir, box=box, pool=pool,
+                                 seed=seed, limit=limit, resume=resume, curriculum=curriculum,
+                                 progress=progress, identity=identity, warnings=warnings)
+
+
+def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, cache_dir: Path,
+                      box: Sandbox, pool: Any, seed: int, limit: int | None, resume: bool,
+                      curriculum: Curriculum | None, progress: Progress, identity: dict[str, Any],
+                      warnings: list[str]) -> Summary:
+    """The run proper, once `out_dir` is claimed for it."""
+    # Everything that can fail on bad input happens before any result is written to `out`.
     # A source that cannot be ingested is set aside with its reason; the others go on.
     sources, set_aside = ingest_sources(recipe.sources, cache=cache_dir, base_dir=Path.cwd(),
                                         sandbox=box, repeats=recipe.verify.repeats,
@@ -139,7 +169,7 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
                                         min_stable_tests=recipe.min_stable_tests,
                                         test_timeout=recipe.verify.test_timeout_s)
     strategies = {name: get_strategy(name) for name in recipe.strategies}
-    summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}")
+    summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
     funnel: Counter[str] = Counter()
     shard_candidates: list[str] = []  # the strategy of each candidate counted in this shard
@@ -160,21 +190,24 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
         mine = [c for c in selected if in_shard(source.snapshot.id, c, *shard)]
         plan.append((source, share, mine))
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     remove_partial_writes(out_dir, *shard)
     journal = Journal(out_dir / ".journal" / shard_name(*shard), resume=resume)
     records: list[dict[str, Any]] = []
     rejections: Counter[str] = Counter()
     all_tried: list[dict[str, Any]] = []
+    timing: dict[str, dict[str, float]] = {}  # snapshot -> stage -> seconds (TIMED_STAGES)
     budget = limit
     for source, share, ordered in plan:
         # Without --limit every selected candidate is tried; with it (unsharded runs only) the
         # run stops at the first `limit` tasks of the seeded order.
         cap = len(ordered) if budget is None else budget
         started = time.monotonic()
+        spent: Counter[str] = Counter()
         emitted, tried = _run_source(source, ordered, cap, recipe, strategies, box, cache_dir,
-                                     pool, journal, progress, seed)
+                                     pool, journal, progress, seed, spent)
         verify_seconds = round(time.monotonic() - started, 1)
+        timing[source.snapshot.id] = {stage: round({**source.seconds, **spent}.get(stage, 0.0), 3)
+                                      for stage in TIMED_STAGES}
         all_tried += tried
         for entry in tried:
             funnel["tried"] += 1
@@ -194,10 +227,16 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
             "snapshot": source.snapshot.id, "commit": source.snapshot.commit,
             "license": source.snapshot.license, "tests": len(source.baseline.tests),
             "stable": len(source.baseline.stable), "flaky": len(source.baseline.flaky),
+            "failing": len(source.baseline.failing),
+            # Names of the tests the baseline left out of PASS_TO_PASS (a long list is cut).
+            "flaky_tests": list(source.baseline.flaky[:MAX_LISTED_TESTS]),
+            "failing_tests": list(source.baseline.failing[:MAX_LISTED_TESTS]),
             "baseline_seconds": list(source.baseline.run_seconds),
             "env_build_seconds": source.env.build_seconds,
             "candidates": share, "selected": len(ordered), "tried": len(tried),
             "emitted": len(emitted),
+            "rejections": dict(sorted(Counter(e["reason"] for e in tried
+                                              if e["status"] == "rejected").items())),
             "verify_seconds": verify_seconds,
             "seconds_per_task": round(verify_seconds / len(emitted), 2) if emitted else None})
         if emitted:
@@ -211,25 +250,51 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
     summary.shard_file = shard_path.name if shard_path else ""
     counts = count_strategies(recipe.strategies, shard_candidates, all_tried, records)
     summary.strategies = strategy_table(counts, records)
-    write_manifests(out_dir, shard[0], shard[1], {
-        "recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
-        "generator": {"version": version("taskforge")},
-        "counts": {"tasks": len(records)}, "funnel": summary.funnel,
-        "rejections": summary.rejections, "strategies": counts,
-        "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
-        "warnings": summary.warnings,
-    })
+    # Shards of one run may finish side by side: one merge of the manifests at a time.
+    with directory_lock(out_dir):
+        write_manifests(out_dir, shard[0], shard[1], {
+            "recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
+            "generator": {"version": version("taskforge")}, "difficulty": identity["difficulty"],
+            "counts": {"tasks": len(records)}, "funnel": summary.funnel,
+            "rejections": summary.rejections, "strategies": counts,
+            "sources": [{k: v for k, v in s.items() if "seconds" not in k} for s in summary.sources],
+            "warnings": summary.warnings,
+            # The manifest's only timing field: what must not be compared across reruns.
+            "timing": timing,
+        })
+        summary.warnings += report_after_run(out_dir)
     return summary
+
+
+def _output_inside_sources(recipe: Recipe, out: Path, cache: Path) -> list[str]:
+    """Warnings for path sources that contain the output directory or the cache: neither ever
+    enters a snapshot (sources/store.py leaves them out), which the user should know. A
+    source that is the output directory itself is refused."""
+    warnings = []
+    for n, spec in enumerate(recipe.sources):
+        if spec.kind != "path":
+            continue
+        root = (Path.cwd() / spec.location).expanduser().resolve()
+        for what, path in (("output directory", out.resolve()), ("cache", cache)):
+            if path == root:
+                raise UserError(f"{recipe.path}: sources[{n}].path: {spec.location} is taskforge's "
+                                f"{what}; give the {what} a place outside the source")
+            if root in path.parents:
+                warnings.append(f"{spec.location}: holds taskforge's {what} "
+                                f"{path.relative_to(root)}/, left out of the snapshot")
+    return warnings
 
 
 def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, recipe: Recipe,
                 strategies: dict, box: Sandbox, cache: Path, pool: Any, journal: Journal,
-                progress: Progress, seed: int) -> tuple[list[dict], list[dict]]:
+                progress: Progress, seed: int, spent: Counter[str]) -> tuple[list[dict], list[dict]]:
     """Verify candidates in their seeded order until `cap` tasks are emitted.
 
     Work goes in waves: the wave is screened by the forking fast path, then what survives
     is confirmed on real workspaces. The emitted tasks are the first `cap` successes in the
     seeded order, so the result depends neither on timing nor on the number of workers.
+    `spent` gathers this run's seconds: the screen's and the confirmation's wall clock, and
+    the leak scans' share of the confirmation (summed over the tasks' workers).
     """
     results: dict[str, dict[str, Any]] = {}
     position = 0
@@ -248,7 +313,7 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
 
     def rejected(candidate: Candidate, why: Rejected) -> dict[str, Any]:
         return {"key": journal_key(candidate), "status": "rejected", "reason": why.reason,
-                "detail": why.detail}
+                "detail": why.detail, **why.facts}
 
     def emitted_so_far() -> int:
         return sum(e["status"] == "emitted" for e in results.values())
@@ -266,9 +331,11 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
                 todo.append(candidate)
         if todo:
             progress.log(f"{source.snapshot.name}: screening {len(todo)} candidates")
+        screen_started = time.monotonic()
         verdicts = screen_candidates(source, todo, repeats=recipe.verify.repeats,
                                      timeout=timeout, sandbox=box, cache=cache,
                                      pool=pool)
+        spent["screen"] += time.monotonic() - screen_started
         confirm = []
         for candidate in todo:
             verdict = verdicts[candidate.key]
@@ -296,9 +363,13 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
         for start in range(0, len(confirm), pool.workers):
             if emitted_so_far() >= cap:
                 break
+            confirm_started = time.monotonic()
             for (candidate, _screened), entry in pool.map_unordered(
                     job, confirm[start:start + pool.workers]):
                 finish(candidate, entry)
+                if entry["status"] == "emitted":
+                    spent["scan"] += entry["record"]["verification"]["scan_seconds"]
+            spent["confirmation"] += time.monotonic() - confirm_started
     tried = [results[c.key] for c in ordered[:position] if c.key in results]
     emitted = [e["record"] for e in tried if e["status"] == "emitted"][:cap]
     return emitted, tried

@@ -8,6 +8,7 @@ not select is set aside with a one-line reason and the others go on.
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,9 @@ class IngestedSource:
     baseline: Baseline
     project: PythonProject
     notes: tuple[str, ...] = ()  # what fetching the source found (git: shallow/full, submodules)
+    # Wall-clock seconds this run spent on each ingest stage: "ingest" (the snapshot),
+    # "environment", "baseline" (near zero when the cache already held it).
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -61,20 +65,24 @@ def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, r
            log: Callable[[str], None] = lambda _m: None,
            test_timeout: float = TEST_TIMEOUT) -> IngestedSource:
     log(f"{spec.describe()}: snapshot")
+    started = time.monotonic()
     snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
     return _ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox, repeats=repeats,
-                            timeout=timeout, test_timeout=test_timeout, log=log)
+                            timeout=timeout, test_timeout=test_timeout, log=log,
+                            snapshot_seconds=time.monotonic() - started)
 
 
 def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandbox: Sandbox,
                      repeats: int, timeout: float, test_timeout: float,
-                     log: Callable[[str], None]) -> IngestedSource:
+                     log: Callable[[str], None], snapshot_seconds: float) -> IngestedSource:
     log(f"{snapshot.name}: snapshot {snapshot.id[:12]} (commit {snapshot.commit[:12]}); "
         "environment")
     notes = tuple(source_notes(snapshot, cache))
     for note in notes:
         log(f"{snapshot.name}: {note}")
+    started = time.monotonic()
     env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
+    built_at = time.monotonic()
     built: list[str] = []
     if env.outputs:
         # The tasks are made from the tree as the build leaves it (env/outputs.py).
@@ -88,6 +96,8 @@ def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandb
     log(f"{snapshot.name}: environment {env.key[:12]}; baseline ({max(2, repeats)} runs)")
     baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout,
                             test_timeout=test_timeout)
+    seconds = {"ingest": snapshot_seconds, "environment": built_at - started,
+               "baseline": time.monotonic() - built_at}
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
         f"{len(baseline.flaky)} flaky (test map: {baseline.tracer})")
     if baseline.hung:
@@ -95,7 +105,8 @@ def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandb
     if baseline.collection_errors:
         log(f"{snapshot.name}: {import_errors_line(baseline.collection_errors)}")
     project = PythonProject(snapshot.root, env.pythonpath)
-    return IngestedSource(spec, snapshot, env, baseline, project, notes)
+    return IngestedSource(spec, snapshot, env, baseline, project, notes,
+                          {stage: round(s, 3) for stage, s in seconds.items()})
 
 
 def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path,
@@ -115,6 +126,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
         snapshot = None
         try:
             log(f"{spec.describe()}: snapshot")
+            started = time.monotonic()
             snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
             if licenses is not None and not license_allowed(snapshot.license, licenses):
                 aside.append(SetAside(spec, f"license {snapshot.license or 'unknown'} is not in "
@@ -123,7 +135,8 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                 continue
             source = _ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox,
                                       repeats=repeats, timeout=timeout,
-                                      test_timeout=test_timeout, log=log)
+                                      test_timeout=test_timeout, log=log,
+                                      snapshot_seconds=time.monotonic() - started)
             if len(source.baseline.stable) < min_stable_tests:
                 broken = source.baseline.collection_errors
                 aside.append(SetAside(spec, f"{len(source.baseline.stable)} stable tests, fewer "

@@ -20,6 +20,8 @@ class SourceSpec:
     install: tuple[str, ...] | None = None
     test_command: str | None = None
     python: str | None = None
+    # Where the recipe gave it ("recipe.yaml: sources[0].path"), for messages only.
+    origin: str | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         if self.kind == "pypi":

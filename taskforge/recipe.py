@@ -82,6 +82,30 @@ class _Checker:
         return value
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: Any, line: int, first: int) -> None:
+        super().__init__(key)
+        self.key, self.line, self.first = key, line, first
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a mapping naming a key twice (`verify: {repeats: 3, repeats: 2}`
+    is a typo, and YAML would silently keep the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _value in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            try:
+                if key in seen:
+                    raise _DuplicateKey(key, line, seen[key])
+                seen[key] = line
+            except TypeError:  # an unhashable key: yaml itself reports it below
+                continue
+        return super().construct_mapping(node, deep=deep)
+
+
 TOP_KEYS = {"name", "seed", "sources", "strategies", "select", "task", "verify", "sandbox"}
 SOURCE_KEYS = {"path", "git", "pypi", "ref", "install", "test_command", "python"}
 SELECT_KEYS = {"min_covering_tests", "min_body_lines", "max_tasks_per_source", "licenses",
@@ -93,11 +117,18 @@ VERIFY_KEYS = {"repeats", "timeout_s", "test_timeout_s", "full_suite",
 
 def load_recipe(path: str | Path) -> Recipe:
     file = Path(path)
+    if file.is_dir():
+        raise UserError(f"{file}: a directory, not a recipe file (give the .yaml file)")
     if not file.is_file():
         raise UserError(f"{file}: recipe file does not exist")
     raw_bytes = file.read_bytes()
     try:
-        data = yaml.safe_load(raw_bytes)
+        data = yaml.load(raw_bytes, Loader=_StrictLoader)  # a SafeLoader
+    except _DuplicateKey as e:
+        raise UserError(f"{file}: line {e.line}: duplicate key {e.key!r} (first on line "
+                        f"{e.first}); YAML would keep only the last") from None
+    except yaml.reader.ReaderError as e:
+        raise UserError(f"{file}: not a YAML text file ({e.reason} at byte {e.position})") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "YAML"
@@ -233,7 +264,8 @@ def _source(c: _Checker, raw: Any, where: str) -> SourceSpec:
         raise c.fail(f"{where}.python", f'quote the version, e.g. "{python}"')
     return SourceSpec(kind=kind, location=location, ref=str(ref) if ref is not None else None,
                       install=tuple(install) if install is not None else None,
-                      test_command=test_command, python=python)
+                      test_command=test_command, python=python,
+                      origin=f"{c.file}: {where}.{kind}")
 
 
 def _strategies(c: _Checker, raw: Any) -> dict[str, float]:

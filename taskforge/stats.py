@@ -13,12 +13,16 @@ from taskforge.store.shards import read_records
 from taskforge.store.strategies import strategy_table
 
 
-def collect_stats(directory: Path) -> dict[str, Any]:
+def collect_stats(directory: Path, records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The figures of `directory`; `records` are its task records when the caller has read
+    them already."""
     manifest = merge_manifests(directory)
-    records = read_records(directory)
+    records = read_records(directory) if records is None else records
     per_repo = Counter(r["repo"] for r in records)
     sources = [{**s, "emitted": per_repo.get(s["name"], 0)} for s in manifest.get("sources", [])]
-    return {"shards": sorted(manifest["shards"]), "missing_shards": manifest["missing_shards"],
+    return {"recipe": manifest.get("recipe"), "shards": sorted(manifest["shards"]),
+            "missing_shards": manifest["missing_shards"],
             "funnel": manifest.get("funnel", {}),
             "rejections": manifest.get("rejections", {}), "sources": sources,
-            "strategies": strategy_table(manifest["strategies"], records), "tasks": len(records)}
+            "strategies": strategy_table(manifest["strategies"], records), "tasks": len(records),
+            "timing": manifest.get("timing", {}), "warnings": manifest.get("warnings", [])}

@@ -6,6 +6,7 @@ import datetime as dt
 import os
 import re
 import shlex
+import time
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -20,11 +21,17 @@ from taskforge.materialize import materialize_record
 from taskforge.model import Candidate
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
-from taskforge.sanitize import fingerprint_workspace, sanitize_and_scan, tracked_paths
+from taskforge.sanitize import fingerprint_workspace
 from taskforge.statement import problem_statement, quotes_body
 from taskforge.testing.bytecode import seed_bytecode, snapshot_bytecode
-from taskforge.testing.runner import run_tests
 from taskforge.verify import audit_labels, check_labels, collection_breaks, label_tests
+from taskforge.verify.gates import (
+    NULL_BODIES,
+    collection_gate,
+    leak_scan_gate,
+    null_rejection,
+    score_null_solution,
+)
 from taskforge.verify.screen import ScreenJob, ScreenResult, screen
 from taskforge.workspace import scratch_dir
 
@@ -83,7 +90,6 @@ class Screened:
 
 
 NOT_SCREENED = Screened(screened=False)
-NULL_BODIES = {"pass": "pass", "return-none": "return None"}
 
 
 def run_timeout(source: IngestedSource, limit: float) -> float:
@@ -91,14 +97,6 @@ def run_timeout(source: IngestedSource, limit: float) -> float:
     whole-suite run (a stub that makes a caller loop forever should cost little), at most
     the recipe's `verify.timeout_s`."""
     return min(limit, max(30.0, 3 * max(source.baseline.run_seconds)))
-
-
-def _null_rejection(null_solutions: dict[str, dict[str, int]]) -> Rejected | None:
-    for body, counts in null_solutions.items():
-        if counts["of"] and counts["passed"] == counts["of"]:
-            return Rejected("trivial-solution",
-                            f"a `{NULL_BODIES[body]}` body passes every FAIL_TO_PASS test")
-    return None
 
 
 def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, repeats: int,
@@ -197,7 +195,7 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
         elif ref_failures:
             rejection = Rejected("reference-fails", ref_failures[0])
         elif nulls:
-            rejection = _null_rejection(nulls)
+            rejection = null_rejection(nulls)
         verdicts[key] = Screened(
             screened=True, fail_to_pass=tuple(result.failing_in_every_run()), task_runs=runs,
             null_solutions=nulls if key in failing else None, rejection=rejection,
@@ -218,8 +216,8 @@ def _null_solutions(source: IngestedSource, strategy: Strategy, candidate: Candi
         with scratch_dir(cache, prefix="null-") as scratch:
             workspace = verification_workspace(source, diff_texts(texts), set(texts),
                                                scratch / "workspace", sandbox, cache, timeout)
-            run = run_tests(source.env, workspace, sandbox, timeout=timeout, select=fail_to_pass)
-        results[body] = {"passed": len(run.passed() & set(fail_to_pass)), "of": len(fail_to_pass)}
+            results[body] = score_null_solution(workspace, fail_to_pass, source.env, sandbox,
+                                                timeout)
     return results
 
 
@@ -260,18 +258,11 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         # Fingerprints of the deleted code against the task tree (bytecode aside), before
         # any test runs in it.
         fingerprints = fingerprint_workspace(workspace, originals)
-        collateral = {"allowed": allow_collection_breaks, "collection_errors": [],
-                      "uncollected": []}
-        if candidate.import_time:
-            errors, missing = collection_breaks(workspace, source.baseline.tests, source.env,
-                                                sandbox, timeout=timeout)
-            if errors or missing:
-                if not allow_collection_breaks:
-                    raise Rejected("collection-breaks", (errors or missing)[0])
-                if not set(source.baseline.stable) - set(missing):
-                    raise Rejected("collection-breaks", "no stable test collects any more")
-            collateral.update(collection_errors=[e.split("::", 1)[-1] for e in errors],
-                              uncollected=missing)
+        errors, missing = collection_breaks(workspace, source.baseline.tests, source.env,
+                                            sandbox, timeout=timeout) \
+            if candidate.import_time else ([], [])
+        collateral = collection_gate(errors, missing, source.baseline.stable,
+                                     allowed=allow_collection_breaks)
         # The reference state is the original tree: once the screen has run FAIL_TO_PASS on
         # the original code, the confirmation only proves that `patch` restores it byte for
         # byte (the baseline ran every stable test on it, `repeats` times in two orders).
@@ -290,7 +281,7 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
     nulls = screened.null_solutions if screened.null_solutions is not None else \
         _null_solutions(source, strategy, candidate, options, fail_to_pass, sandbox, cache,
                         timeout)
-    rejection = _null_rejection(nulls)
+    rejection = null_rejection(nulls)
     if rejection:
         raise rejection
     pass_to_pass = sorted(set(source.baseline.stable) - set(fail_to_pass))
@@ -314,11 +305,10 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
             raise Rejected("audit-disagrees", problems[0])
         audit = {"ran": True, "tests": len(source.baseline.stable), "disagreements": 0}
     # The leak scan, on a fresh workspace exactly as the agent gets it, and its environment.
-    with scratch_dir(cache, prefix="scan-") as scratch:
-        workspace, removed = materialize_record({"deletion_patch": task_patch},
-                                                source.snapshot.root, scratch / "workspace")
-        sanitizer = sanitize_and_scan(workspace, source.env.venv, fingerprints,
-                                      tracked_paths(source.snapshot.root), sanitized=removed)
+    scan_started = time.monotonic()
+    sanitizer = leak_scan_gate({"deletion_patch": task_patch}, source.snapshot.root,
+                               source.env.venv, fingerprints, cache)
+    scan_seconds = time.monotonic() - scan_started
     statement = problem_statement(deletion.statement_facts, fail_to_pass, options.statement)
     quoted = quotes_body(statement, deleted_lines(deletion_patch),
                          allowed=deletion.statement_facts.get("quotable", ()))
@@ -359,6 +349,7 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
             "null_solutions": {NULL_BODIES[b]: c for b, c in nulls.items()},
             "audit": audit,
             "runs": labels.runs,
+            "scan_seconds": round(scan_seconds, 3),  # the leak scan's part of confirmation
         },
         "sanitizer": sanitizer,
         "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -10,16 +10,25 @@ from typing import Any, overload
 
 from taskforge.cache import cache_root
 from taskforge.env import build_environment
-from taskforge.errors import UserError
+from taskforge.errors import Rejected, UserError
 from taskforge.grade import Mode, grade_workspace
 from taskforge.materialize import materialize_record
 from taskforge.model import Environment, EnvSpec, GradeResult, Snapshot
 from taskforge.patches import apply_patch
 from taskforge.sandbox import Sandbox, get_sandbox
+from taskforge.sanitize import fingerprint_record
 from taskforge.store.shards import read_records, task_dir
 from taskforge.store.snapshots import snapshot_root
 from taskforge.testing.runner import split_command
-from taskforge.verify import label_tests
+from taskforge.verify import collection_breaks, label_tests
+from taskforge.verify.gates import (
+    NULL_BODIES,
+    collection_gate,
+    leak_scan_gate,
+    null_rejection,
+    score_null_solution,
+    with_null_body,
+)
 from taskforge.workspace import scratch_dir
 
 
@@ -70,17 +79,38 @@ class Task:
 
     def reverify(self, *, sandbox: Sandbox, full_suite: bool = False,
                  timeout: float = 300.0) -> list[str]:
-        """Re-run the protocol from scratch; return the problems found (empty: verified)."""
+        """Re-run, from scratch, every gate `generate` ran: the labels, the trivial solutions,
+        the collection check and the leak scan of a fresh materialization. Returns the
+        problems found, each `gate: what` (empty: verified)."""
+        env = self.environment()
+        problems: list[str] = []
+        for gate, check in (("labels", lambda: self._labels(env, sandbox, full_suite, timeout)),
+                            ("trivial-solution", lambda: self._trivial(env, sandbox, timeout)),
+                            ("collection-breaks", lambda: self._collection(env, sandbox, timeout)),
+                            ("leak-scan", lambda: self._leak_scan(env))):
+            try:
+                problems += [f"{gate}: {p}" for p in check()]
+            except Rejected as why:
+                problems.append(f"{gate}: {why}")
+        return problems
+
+    def _workspace(self, dest: Path, record: dict[str, Any] | None = None) -> Path:
+        """A fresh materialization with its hidden tests back: where the gates' tests run."""
+        record = record or self.record
+        workspace, _removed = materialize_record(record, self.snapshot_root(), dest)
+        apply_patch(workspace, record.get("test_patch") or "")
+        return workspace
+
+    def _labels(self, env: Environment, sandbox: Sandbox, full_suite: bool,
+                timeout: float) -> list[str]:
         record = self.record
         f2p = set(record["FAIL_TO_PASS"])
         tests = sorted(f2p | set(record["PASS_TO_PASS"])) if full_suite \
             else list(record["verification"]["tests_run"])
-        env = self.environment()
         with scratch_dir(self._cache(), prefix="reverify-") as scratch:
-            workspace = self.materialize(scratch / "workspace")
-            apply_patch(workspace, record.get("test_patch") or "")  # hidden tests run too
-            labels = label_tests(workspace, record["patch"], tests, env, sandbox,
-                                 repeats=record["verification"]["repeats"], timeout=timeout)
+            labels = label_tests(self._workspace(scratch / "workspace"), record["patch"], tests,
+                                 env, sandbox, repeats=record["verification"]["repeats"],
+                                 timeout=timeout)
         problems = []
         if set(labels.fail_to_pass) != f2p:
             extra = sorted(set(labels.fail_to_pass) - f2p)
@@ -92,6 +122,42 @@ class Task:
         if labels.reference_failures:
             problems.append(f"fail with the reference: {labels.reference_failures[:5]}")
         return problems
+
+    def _trivial(self, env: Environment, sandbox: Sandbox, timeout: float) -> list[str]:
+        """Each trivial body where the deletion put its stubs, on FAIL_TO_PASS."""
+        f2p = list(self.record["FAIL_TO_PASS"])
+        nulls = {}
+        for body in NULL_BODIES:
+            null = {**self.record,
+                    "deletion_patch": with_null_body(self.record["deletion_patch"], body)}
+            with scratch_dir(self._cache(), prefix="reverify-null-") as scratch:
+                nulls[body] = score_null_solution(self._workspace(scratch / "workspace", null),
+                                                  f2p, env, sandbox, timeout)
+        rejection = null_rejection(nulls)
+        return [str(rejection)] if rejection else []
+
+    def _collection(self, env: Environment, sandbox: Sandbox, timeout: float) -> list[str]:
+        """Collection in the task state against the stable tests (FAIL_TO_PASS and
+        PASS_TO_PASS); breaks must be allowed and be the ones recorded."""
+        stable = sorted(set(self.record["FAIL_TO_PASS"]) | set(self.record["PASS_TO_PASS"]))
+        recorded = self.record["verification"].get("collateral") or {}
+        with scratch_dir(self._cache(), prefix="reverify-collect-") as scratch:
+            errors, missing = collection_breaks(self._workspace(scratch / "workspace"),
+                                                tuple(stable), env, sandbox, timeout=timeout)
+        collateral = collection_gate(errors, missing, stable,
+                                     allowed=bool(recorded.get("allowed")))
+        found = (sorted(collateral["collection_errors"]), sorted(collateral["uncollected"]))
+        listed = (sorted(recorded.get("collection_errors", [])),  # generate also listed
+                  sorted(set(recorded.get("uncollected", [])) & set(stable)))  # unstable ones
+        if found != listed:
+            return [f"collateral differs: now {found}, recorded {listed}"]
+        return []
+
+    def _leak_scan(self, env: Environment) -> list[str]:
+        root = self.snapshot_root()
+        fingerprints = fingerprint_record(self.record, root)  # of the code, not hidden tests
+        leak_scan_gate(self.record, root, env.venv, fingerprints, self._cache())
+        return []
 
 
 class TaskSet:

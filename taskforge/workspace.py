@@ -17,6 +17,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from taskforge.leftovers import owned, prune_scratch
+
 SHM = Path("/dev/shm")
 MIN_FREE_MEMORY = 4 << 30  # leave scratch on disk when tmpfs has less room than this
 
@@ -42,11 +44,18 @@ def scratch_parent(cache: Path) -> Path:
     return parent
 
 
+def prune_dead_scratch(cache: Path) -> int:
+    """Remove what killed runs of this user left in every scratch place (see leftovers.py)."""
+    chosen = os.environ.get("TASKFORGE_SCRATCH")
+    places = [p for p in (_memory_scratch(), Path(chosen) if chosen else None, cache / "tmp") if p]
+    return prune_scratch(places)
+
+
 @contextlib.contextmanager
 def scratch_copy(tree: Path, cache: Path, prefix: str = "ws-") -> Iterator[Path]:
     """A fresh copy of `tree`, removed afterwards. A real copy, not hardlinks: a test that
     rewrites a file in place must not change the original."""
-    with tempfile.TemporaryDirectory(dir=scratch_parent(cache), prefix=prefix) as scratch:
+    with tempfile.TemporaryDirectory(dir=scratch_parent(cache), prefix=owned(prefix)) as scratch:
         workspace = Path(scratch) / "workspace"
         shutil.copytree(tree, workspace, symlinks=True)
         yield workspace
@@ -54,7 +63,7 @@ def scratch_copy(tree: Path, cache: Path, prefix: str = "ws-") -> Iterator[Path]
 
 @contextlib.contextmanager
 def scratch_dir(cache: Path, prefix: str = "tmp-") -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(dir=scratch_parent(cache), prefix=prefix) as scratch:
+    with tempfile.TemporaryDirectory(dir=scratch_parent(cache), prefix=owned(prefix)) as scratch:
         yield Path(scratch)
 
 

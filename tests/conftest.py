@@ -61,10 +61,13 @@ def commit_all(root: Path, message: str) -> str:
     return git("rev-parse", "HEAD", cwd=root)
 
 
-def run_cli(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """The real command line, as a user runs it (`python -m taskforge ...`)."""
+def run_cli(*args: str, cwd: Path, timeout: float = 600,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The real command line, as a user runs it (`python -m taskforge ...`); `env` is added
+    to this process's environment."""
     return subprocess.run([sys.executable, "-m", "taskforge", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **env} if env else None)
 
 
 def stderr_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:

@@ -4,9 +4,12 @@ never a traceback, and nothing written to --out."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from conftest import commit_all, init_repo, make_project, run_cli, stderr_lines, write_recipe
 
 CODE = """\
@@ -43,7 +46,8 @@ def test_path_source_that_does_not_exist(tmp_path: Path) -> None:
         sources:
           - path: projects/not-here
     """)
-    assert_one_line_error(proc, out, "projects/not-here", "does not exist")
+    assert_one_line_error(proc, out, "projects/not-here", "does not exist", "recipe.yaml",
+                          "sources[0].path")
 
 
 def test_git_url_that_cannot_be_cloned(tmp_path: Path) -> None:
@@ -160,3 +164,168 @@ def test_source_file_with_a_syntax_error_is_skipped_with_a_warning(tmp_path: Pat
     assert [c["symbol"] for c in found] == ["pkg.core.clamp"]
     assert sorted(found[0]["covering_tests"]) == ["tests/test_core.py::test_below",
                                                   "tests/test_core.py::test_inside"]
+
+
+GOOD_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": CODE,
+    "tests/test_core.py": """\
+        from pkg.core import clamp
+
+
+        def test_inside():
+            assert clamp(5, 0, 10) == 5
+
+
+        def test_below():
+            assert clamp(-1, 0, 10) == 0
+    """,
+}
+
+
+@pytest.mark.parametrize("link", ["outside", "absolute-inside", "loop"])
+def test_git_source_with_a_bad_symlink_is_set_aside_and_the_run_goes_on(tmp_path: Path,
+                                                                        link: str) -> None:
+    bad = make_project(tmp_path, GOOD_PROJECT, name="linked")
+    if link == "outside":
+        (bad / "pkg" / "host").symlink_to("/etc/passwd")
+    elif link == "absolute-inside":
+        (bad / "pkg" / "alias.py").symlink_to(bad / "pkg" / "core.py")
+    else:
+        (bad / "pkg" / "a").symlink_to("b")
+        (bad / "pkg" / "b").symlink_to("a")
+    init_repo(bad)
+    commit_all(bad, "with a symlink")
+    good = make_project(tmp_path, GOOD_PROJECT, name="good")
+    recipe = write_recipe(tmp_path / "recipe.yaml", f"""\
+        name: links
+        sources:
+          - git: file://{bad}
+          - path: {good}
+        select: {{min_body_lines: 2}}
+        verify: {{repeats: 1}}
+        sandbox: none
+    """)
+    proc = run_cli("generate", str(recipe), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    aside = [ln for ln in stderr_lines(proc) if "set aside" in ln]
+    assert len(aside) == 1 and str(bad) in aside[0] and "symlink" in aside[0], proc.stderr
+    # Alone, the same source is one line with exit code 2.
+    alone = write_recipe(tmp_path / "alone.yaml", f"""\
+        name: alone
+        sources:
+          - git: file://{bad}
+        sandbox: none
+    """)
+    out = tmp_path / "out-alone"
+    assert_one_line_error(run_cli("generate", str(alone), "--out", str(out), cwd=tmp_path), out,
+                          "symlink")
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "dev-null", "read-only"])
+def test_an_output_directory_that_cannot_be_written(tmp_path: Path, where: str) -> None:
+    root = make_project(tmp_path, GOOD_PROJECT, name="proj")
+    recipe = write_recipe(tmp_path / "recipe.yaml", f"""\
+        name: unwritable
+        sources:
+          - path: {root}
+        sandbox: none
+    """)
+    (tmp_path / "a-file").write_text("")
+    out = {"under-a-file": tmp_path / "a-file" / "out", "dev-null": Path("/dev/null"),
+           # Read-only even for root: the kernel refuses new entries under /proc.
+           "read-only": Path("/proc/self/out")}[where]
+    proc = run_cli("generate", str(recipe), "--out", str(out), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(stderr_lines(proc)) == 1 and str(out) in proc.stderr, proc.stderr
+    # Refused before the expensive work: no baseline was run.
+    assert "baseline" not in proc.stdout
+
+
+def test_a_cache_that_is_a_file(tmp_path: Path) -> None:
+    root = make_project(tmp_path, GOOD_PROJECT, name="proj")
+    recipe = write_recipe(tmp_path / "recipe.yaml", f"""\
+        name: cachefile
+        sources:
+          - path: {root}
+        sandbox: none
+    """)
+    (tmp_path / "cache-file").write_text("")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "taskforge", "generate", str(recipe), "--out",
+                           str(out)], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "TASKFORGE_CACHE": str(tmp_path / "cache-file")})
+    assert_one_line_error(proc, out, "cache-file", "TASKFORGE_CACHE", "not a writable directory")
+
+
+def test_a_malformed_journal_line(tmp_path: Path) -> None:
+    root = make_project(tmp_path, GOOD_PROJECT, name="proj")
+    recipe = write_recipe(tmp_path / "recipe.yaml", f"""\
+        name: journal
+        sources:
+          - path: {root}
+        select: {{min_body_lines: 2}}
+        verify: {{repeats: 1}}
+        sandbox: none
+    """)
+    out = tmp_path / "out"
+    first = run_cli("generate", str(recipe), "--out", str(out), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    journal = out / ".journal" / "tasks-00000-of-00001.jsonl"
+    journal.write_text('{"no": "key"}\n' + journal.read_text())
+    proc = run_cli("generate", str(recipe), "--out", str(out), cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert stderr_lines(proc) == [f"taskforge: error: {journal}:1: not a journal entry (the file "
+                                  "was edited or damaged); start this shard over with --no-resume"]
+
+
+@pytest.mark.parametrize("text", ["verify: {repeats: 3, repeats: 2}",
+                                  "verify:\n  repeats: 3\n  repeats: 2"])
+def test_a_duplicate_recipe_key(tmp_path: Path, text: str) -> None:
+    proc, out = generate(tmp_path, "name: dup\nsources:\n  - path: anywhere\n" + text + "\n")
+    assert_one_line_error(proc, out, "recipe.yaml", "duplicate key 'repeats'")
+
+
+def test_a_binary_recipe(tmp_path: Path) -> None:
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_bytes(bytes(range(256)) * 4)
+    out = tmp_path / "out"
+    proc = run_cli("generate", str(recipe), "--out", str(out), cwd=tmp_path)
+    assert_one_line_error(proc, out, "recipe.yaml", "not a YAML text file")
+
+
+def test_a_directory_given_as_the_recipe(tmp_path: Path) -> None:
+    (tmp_path / "recipes").mkdir()
+    out = tmp_path / "out"
+    proc = run_cli("generate", "recipes", "--out", str(out), cwd=tmp_path)
+    assert_one_line_error(proc, out, "recipes", "a directory, not a recipe file")
+
+
+@pytest.mark.parametrize("args", [("generate", "r.yaml", "--workers", "0"),
+                                  ("export", ".", "--format", "nosuch", "--out", "x"),
+                                  ("generate", "r.yaml", "--out", "a-file"),
+                                  ("generate",), ("nosuch-command",)])
+def test_clicks_own_usage_errors_are_one_line(tmp_path: Path, args: tuple[str, ...]) -> None:
+    (tmp_path / "a-file").write_text("")
+    proc = run_cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert len(stderr_lines(proc)) == 1 and proc.stderr.startswith("taskforge: error: "), \
+        proc.stderr
+    assert "Usage:" not in proc.stderr
+
+
+def test_max_tasks_per_source_zero_warns(tmp_path: Path) -> None:
+    root = make_project(tmp_path, GOOD_PROJECT, name="proj")
+    proc, _out = generate(tmp_path, f"""\
+        name: zero
+        sources:
+          - path: {root}
+        select: {{max_tasks_per_source: 0}}
+        verify: {{repeats: 1}}
+        sandbox: none
+    """)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [ln for ln in stderr_lines(proc) if "max_tasks_per_source is 0" in ln]
+    assert len(warnings) == 1 and warnings[0].startswith("taskforge: warning:"), proc.stderr

@@ -245,6 +245,11 @@ def test_a_flaky_test_is_never_fail_to_pass_or_pass_to_pass(gate_run) -> None:
         assert flaky not in record["PASS_TO_PASS"]
     (source,) = summary.sources
     assert source["flaky"] == 1
+    # Named in the manifest, and in the run's report among the tests left out.
+    assert source["flaky_tests"] == [flaky]
+    page = (summary.out / "report.html").read_text()
+    left_out = page[page.index('<section id="flaky-and-excluded-tests">'):]
+    assert f"<code>{flaky}</code>" in left_out[:left_out.index("</section>")]
 
 
 def test_a_function_a_pass_body_satisfies_never_becomes_a_task(gate_run) -> None:

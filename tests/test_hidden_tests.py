@@ -195,7 +195,7 @@ def test_exports_carry_the_hidden_tests(tasks: taskforge.TaskSet, run: tuple[Sum
         assert instances[task.instance_id]["test_patch"] == task.record["test_patch"] != ""
     # Harbor: the workspace in the image lacks them, its verifier puts them back.
     harbor = tmp_path / "harbor"
-    export_tasks(run[1], "harbor", harbor)
+    export_tasks(run[1], "harbor", harbor, images=False)
     for task in tasks:
         root = harbor / task.instance_id
         hidden = hidden_files(task.record)

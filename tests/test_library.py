@@ -121,3 +121,22 @@ def test_materialize_on_a_fresh_machine_unpacks_the_snapshot_once(out: Path,
         assert not list(workspace.rglob("*.tar.gz")), "a snapshot archive reached the workspace"
         symbol = task.record["deleted"][0]["path"]
         assert "NotImplementedError" in (workspace / symbol).read_text()
+
+
+def test_a_data_loader_does_not_load_the_generator() -> None:
+    """`from taskforge import load_tasks` (a data loader's import) leaves the generator, its
+    strategies' driver and ingestion unloaded; `taskforge.generate` still works when asked."""
+    code = textwrap.dedent("""
+        import sys
+        from taskforge import load_tasks, Task
+        heavy = [m for m in ("taskforge.generate", "taskforge.ingest", "taskforge.taskmaker",
+                             "rich", "click") if m in sys.modules]
+        print(heavy)
+        import taskforge
+        print(callable(taskforge.generate), "taskforge.generate" in sys.modules)
+        # Asked again, and after the CLI imported the submodule of the same name.
+        import taskforge.cli
+        print(callable(taskforge.generate), callable(taskforge.generate))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.splitlines() == ["[]", "True True", "True True"]

@@ -388,6 +388,7 @@ def test_failing_and_unlicensed_sources_are_set_aside_and_the_rest_go_on(tmp_pat
 
 
 def test_generate_goes_on_past_a_failing_source_and_the_report_says_why(tmp_path: Path) -> None:
+    import html
     import json
 
     from conftest import run_cli, write_recipe
@@ -419,6 +420,10 @@ def test_generate_goes_on_past_a_failing_source_and_the_report_says_why(tmp_path
     by_name = {s["name"]: s for s in manifest["sources"]}
     assert by_name["good"]["emitted"] == 1
     assert by_name["broken"]["failed"]
+    # The run's report.html lists it with its reason among the set-aside sources.
+    page = (out / "report.html").read_text()
+    aside = page[page.index('<section id="set-aside-sources">'):]
+    assert html.escape(by_name["broken"]["failed"]) in aside[:aside.index("</section>")]
     record = json.loads((out / "tasks-00000-of-00001.jsonl").read_text().splitlines()[0])
     assert record["license"] == "MIT"
 

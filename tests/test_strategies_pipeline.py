@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, make_project, write_recipe
+from conftest import apply_patch, make_project, run_cli, write_recipe
 
 import taskforge
 from taskforge.curriculum import structural
@@ -314,3 +314,13 @@ def test_seven_strategies_with_a_small_cap_each_give_a_task(source: Path, tmp_pa
         ["stub-function", *NEW_STRATEGIES])
     for record in records.values():
         assert record["FAIL_TO_PASS"]
+
+
+def test_verify_passes_every_gate_for_every_strategy(run: tuple[Summary, Path],
+                                                      records: dict[tuple[str, str], dict],
+                                                      tmp_path: Path) -> None:
+    """`taskforge verify` re-runs every gate (the trivial solutions derived from each
+    strategy's deletion, collection, a fresh leak scan): no emitted task fails one."""
+    proc = run_cli("verify", str(run[1]), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{len(records)} verified, 0 failed" in proc.stdout

@@ -92,7 +92,7 @@ def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path, final:
                                 "['purelib'])"], capture_output=True, text=True,
                                check=True).stdout.strip())
     before = set(os.listdir(site))
-    (cache / "tmp").mkdir(parents=True, exist_ok=True)  # a git source's first use of it
+    (cache / "tmp").mkdir(parents=True, exist_ok=True)  # a cache that only held git sources has none yet
     with tempfile.TemporaryDirectory(dir=cache / "tmp", prefix="envbuild-") as scratch:
         build_copy = Path(scratch) / snapshot.name
         shutil.copytree(snapshot.root, build_copy, symlinks=True)

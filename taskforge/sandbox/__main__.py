@@ -2,7 +2,8 @@
 
 check    each backend: available, or why not (exit 1 when none but `none` is)
 prepare  build what the docker backend needs (its base image) now rather than on first use
-prune    remove containers crashed runs left behind (and the base images with --images)
+prune    remove containers and scratch directories crashed runs left behind (and the base
+         images with --images)
 """
 
 from __future__ import annotations
@@ -39,8 +40,13 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"docker: image {image[:19]} ready")
         return 0
+    from taskforge.cache import cache_root
+    from taskforge.workspace import prune_dead_scratch
+
     removed = prune(images=args.images)
-    print(f"removed {removed['containers']} containers, {removed['images']} images")
+    scratch = prune_dead_scratch(cache_root())
+    print(f"removed {removed['containers']} containers, {removed['images']} images, "
+          f"{scratch} scratch directories of dead runs")
     return 0
 
 

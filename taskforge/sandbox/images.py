@@ -16,7 +16,8 @@ record, so a rebuilt environment gets a new image, and a container then needs no
 host's venv: the image is the whole runtime, and a record's environment can name it.
 
 `prune()` removes what a crashed run left: containers labelled `taskforge.sandbox`, and with
-`images=True` the base and environment images too.
+`images=True` the base and environment images too (an exported task's image stays, and so
+does the environment image under it).
 """
 
 from __future__ import annotations
@@ -46,15 +47,19 @@ LABEL_KEY = "taskforge.base-key"
 LABEL_CONTAINER = "taskforge.sandbox"
 LABEL_ENV = "taskforge.env-key"
 LABEL_PYTHON = "taskforge.python-key"
+# An exported task's image (`export --format docker-image`): the user's, never pruned; it
+# inherits the labels above from its environment image.
+LABEL_TASK = "taskforge.task"
 # Images inherit their parent's labels: this one, set by every layer built on the base,
 # tells an image apart from its children.
 LABEL_LAYER = "taskforge.layer"
 ENV_REPOSITORY = "taskforge-env"
 PYTHON_REPOSITORY = "taskforge-python"
 REPOSITORY = "taskforge-base"
-PACKAGES = ("python3", "python3-venv", "ca-certificates")
+# git: a task's workspace is a git repository, and agents (and Harbor's oracle) work with it.
+PACKAGES = ("python3", "python3-venv", "ca-certificates", "git")
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
-DEFAULT_MIRROR = "http://deb.debian.org/debian"
+MIRROR_ENV = "TASKFORGE_DEBIAN_MIRROR"
 IMAGE_ENV = "TASKFORGE_DOCKER_IMAGE"
 
 _lock = threading.Lock()
@@ -66,7 +71,7 @@ class BaseSpec:
     arch: str
     packages: tuple[str, ...]
     ca_bundle_sha256: str | None
-    mirror: str  # where packages come from; not part of the key
+    mirror: str | None  # where packages come from (None: none known); not part of the key
 
     @property
     def key(self) -> str:
@@ -87,8 +92,8 @@ def _os_release() -> dict[str, str]:
     return values
 
 
-def _host_mirror() -> str:
-    """The Debian mirror apt uses here (deb822 or one-line sources), else the default."""
+def _host_mirror() -> str | None:
+    """The Debian mirror apt uses here (deb822 or one-line sources), if any."""
     candidates = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]
     for path in candidates:
         if path.suffix not in ("", ".list", ".sources") or not path.is_file():
@@ -102,7 +107,7 @@ def _host_mirror() -> str:
                 url = next((w for w in words[1:] if "://" in w), None)
             if url and url.rstrip("/").endswith("/debian"):
                 return url.rstrip("/")
-    return DEFAULT_MIRROR
+    return None
 
 
 def base_spec() -> BaseSpec:
@@ -115,7 +120,7 @@ def base_spec() -> BaseSpec:
                               text=True).stdout.strip() or arch
     from taskforge.cache import sha256_file
     ca = sha256_file(HOST_CA_BUNDLE) if HOST_CA_BUNDLE.is_file() else None
-    mirror = os.environ.get("TASKFORGE_DEBIAN_MIRROR") or _host_mirror()
+    mirror = os.environ.get(MIRROR_ENV) or _host_mirror()
     return BaseSpec(suite=suite, arch=arch, packages=PACKAGES, ca_bundle_sha256=ca, mirror=mirror)
 
 
@@ -135,6 +140,9 @@ def can_build() -> str | None:
                 f"root, or set {IMAGE_ENV} to an image you have")
     if shutil.which("debootstrap") is None:
         return f"debootstrap is not installed (apt-get install debootstrap), or set {IMAGE_ENV}"
+    if base_spec().mirror is None:
+        return (f"no Debian mirror in /etc/apt/sources.list*: set {MIRROR_ENV} to one, or "
+                f"{IMAGE_ENV} to an image you have")
     return None
 
 
@@ -369,6 +377,8 @@ def prune(client: Any = None, *, images: bool = False) -> dict[str, int]:
                     *client.images.list(filters={"label": LABEL_PYTHON}),
                     *client.images.list(filters={"label": LABEL_KEY})]
         for image in labelled:
+            if LABEL_TASK in (image.labels or {}):
+                continue
             with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
                 client.images.remove(image.id, force=True)
                 removed["images"] += 1

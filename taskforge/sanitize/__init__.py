@@ -4,7 +4,9 @@
 `sanitize_and_scan` is the proof: after sanitizing, the workspace and the environment are
 searched for fingerprints of the deleted code; a hit that a rule can remove is removed and the
 scan repeated, any other hit rejects the task with reason `leak:workspace` or `leak:env`
-(the file in the detail).
+(the file in the detail). A file the scan cannot decide (it could not be read or decoded, or
+decoding it would exceed a budget: see `sanitize.containers`) rejects the task too, with
+reason `leak-scan-undecided`: the scan fails closed.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from taskforge.sanitize.rules import (
     rule_for_path,
     tracked_paths,
 )
-from taskforge.sanitize.scan import Hit, ScanStats, scan
+from taskforge.sanitize.scan import Hit, ScanStats, Undecided, scan
 
 SCAN_REMOVED = "leak-scan"  # the artifacts_removed key of files removed because of a hit
 COMPILED_COPIES = "compiled-copies"  # extensions and Cython output of an edited module
@@ -148,7 +150,14 @@ def sanitize_and_scan(workspace: Path, env_dir: Path | None, fingerprints: Finge
             background |= dropped
             fingerprints = fingerprints.without(dropped)
             hits = [h for h in hits if h.kind == "code" or h.fingerprint not in dropped]
-        if not hits:
+        # The fresh commit holds exactly the working files, whose own verdict decides.
+        undecided = [u for u in stats.undecided
+                     if u.root != str(workspace) or PurePosixPath(u.path).parts[0] != ".git"]
+        blocking_undecided = [u for u in undecided
+                              if not _removable(Path(u.root), u.path, u.root != str(workspace))]
+        if blocking_undecided:
+            raise undecided_rejection(blocking_undecided, workspace)
+        if not hits and not undecided:
             if scan_removed:
                 removed[SCAN_REMOVED] = sorted(set(removed.get(SCAN_REMOVED, [])) |
                                                set(scan_removed))
@@ -161,6 +170,7 @@ def sanitize_and_scan(workspace: Path, env_dir: Path | None, fingerprints: Finge
                     "background": len(background),
                     "scanned": ["workspace"] + (["environment"] if env_dir else []),
                     "workspace_files": _count_files(workspace),
+                    "undecided": [],
                 },
             }
         blocking: list[tuple[str, Hit]] = []
@@ -169,8 +179,7 @@ def sanitize_and_scan(workspace: Path, env_dir: Path | None, fingerprints: Finge
             in_env = hit.root != str(workspace)
             if not in_env and PurePosixPath(hit.path).parts[0] == ".git":
                 continue  # the fresh commit is remade from the working files below
-            rule = rule_for_path(Path(hit.root), hit.path)
-            if rule is not None and (rule.name in ENV_RULES or not in_env):
+            if _removable(Path(hit.root), hit.path, in_env):
                 removable.append((hit.root, hit.path))
             else:
                 blocking.append((f"env/{hit.path}" if in_env else hit.path, hit))
@@ -178,13 +187,33 @@ def sanitize_and_scan(workspace: Path, env_dir: Path | None, fingerprints: Finge
             where, hit = min(blocking)
             # the reason names the area (stats group by it), the detail the file and the hit
             raise Rejected(_leak_reason(where), f"{where}: {hit}")
+        removable += [(u.root, u.path) for u in undecided]  # the others raised above
         for root, path in sorted(set(removable)):
             _remove(Path(root), path)
             if root == str(workspace):
                 scan_removed.append(path)
         fresh_repository(workspace)  # the old commit held the removed files
-    raise Rejected(_leak_reason(hits[0].path),
-                   f"{hits[0].path}: still found after {max_rounds} rounds")
+    where = hits[0].path if hits else undecided[0].path
+    raise Rejected(_leak_reason(where), f"{where}: still found after {max_rounds} rounds")
+
+
+def _removable(root: Path, rel: str, in_env: bool) -> bool:
+    """A rule removes this file (from the environment, only bytecode)."""
+    rule = rule_for_path(root, rel)
+    return rule is not None and (rule.name in ENV_RULES or not in_env)
+
+
+UNDECIDED = "leak-scan-undecided"
+
+
+def undecided_rejection(undecided: list[Undecided], workspace: Path) -> Rejected:
+    """The rejection for files the scan could not decide: every one in the detail and in
+    `facts` (`sanitizer.leak_scan.undecided` of the rejected candidate)."""
+    listed = [{**u.to_json(), "path": ("" if u.root == str(workspace) else "env/")
+               + u.where()} for u in sorted(undecided)]
+    detail = "; ".join(f"{u['path']}: {u['reason']}" for u in listed)
+    return Rejected(UNDECIDED, detail,
+                    facts={"sanitizer": {"leak_scan": {"clean": False, "undecided": listed}}})
 
 
 def _leak_reason(where: str) -> str:
@@ -248,9 +277,10 @@ def scan_task_dir(record: Mapping[str, Any], directory: Path, snapshot_root: Pat
 
 
 __all__ = [
-    "RULES", "Fingerprint", "Fingerprints", "Hit", "ScanStats", "background_fingerprints",
+    "RULES", "UNDECIDED", "Fingerprint", "Fingerprints", "Hit", "ScanStats", "Undecided",
+    "background_fingerprints",
     "changed_paths", "fingerprint_deletion", "fingerprint_record", "fingerprint_workspace",
     "read_tree", "remove_artifacts", "remove_vcs_dirs", "sanitize_and_scan",
     "sanitize_workspace", "scan", "scan_removals", "scan_task_dir", "task_trees",
-    "tracked_paths",
+    "tracked_paths", "undecided_rejection",
 ]

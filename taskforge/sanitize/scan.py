@@ -5,7 +5,13 @@ Speed: files are read once (hard links and repeated inodes skipped), collected i
 joined by NUL bytes (no fingerprint holds one), and each pattern of the smallest covering set
 is searched over a whole batch with `bytes.find` (CPython's two-way/bloom search, ~2 GB/s);
 only the few entries with a hit are then checked against every fingerprint, for the report.
-Containers are decoded only when their magic bytes say so (see `containers`).
+Containers are decoded only when their magic bytes say so (see `containers`), each within
+byte budgets; what could not be decoded, or would exceed a budget, is `Undecided`: the scan
+cannot vouch for it, and a task whose workspace or environment holds one is rejected.
+
+Memory: a file is read whole only up to BIG_FILE (larger ones are searched in chunks, a zip
+or tar among them decoded from disk); decoded members are bounded by `containers`' budgets;
+batches by BATCH_BYTES. Whatever the tree holds, a scan stays under a few hundred MB.
 """
 
 from __future__ import annotations
@@ -20,14 +26,22 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
+from typing import BinaryIO
 
 from taskforge.sanitize.bytecode import code_signature, walk_code
-from taskforge.sanitize.containers import Budget, Context, expand, kind_of
+from taskforge.sanitize.containers import (
+    CONTAINERS,
+    Budget,
+    Context,
+    ScanBudget,
+    expand,
+    kind_of,
+)
 from taskforge.sanitize.fingerprints import Fingerprint, Fingerprints
 
-BATCH_BYTES = 32 * 1024 * 1024
+BATCH_BYTES = 16 * 1024 * 1024
 ALONE_BYTES = 1024 * 1024  # a byte string this long is searched on its own, not batched
-BIG_FILE = 256 * 1024 * 1024  # read in overlapping chunks, decoded no further
+BIG_FILE = 32 * 1024 * 1024  # read in overlapping chunks; only a zip or tar is decoded
 
 
 @dataclass(frozen=True, order=True)
@@ -53,6 +67,26 @@ class Hit:
                 "fingerprint": self.fingerprint}
 
 
+@dataclass(frozen=True, order=True)
+class Undecided:
+    """A file (or a member inside it: `container`) the scan could not vouch for: it could not
+    be read or decoded, or decoding it would exceed a budget."""
+
+    path: str
+    container: str
+    reason: str
+    root: str = field(default="", compare=False)
+
+    def where(self) -> str:
+        return f"{self.path}{self.container}"
+
+    def __str__(self) -> str:
+        return f"{self.where()}: undecided: {self.reason}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.where(), "kind": "undecided", "reason": self.reason}
+
+
 @dataclass
 class ScanStats:
     files: int = 0
@@ -62,6 +96,7 @@ class ScanStats:
     containers: int = 0
     same_inode: int = 0
     notes: list[str] = field(default_factory=list)
+    undecided: list[Undecided] = field(default_factory=list)
 
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{4,}")
@@ -167,6 +202,7 @@ class Scanner:
         self.code_names = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in self.code}))
         self.longest = max((len(p) for p in self.by_text), default=0)
         self.stats = ScanStats()
+        self.budget = ScanBudget()
         self.hits: set[Hit] = set()
 
     # -- searching ------------------------------------------------------------------------
@@ -220,8 +256,13 @@ class Scanner:
         return check
 
     # -- reading --------------------------------------------------------------------------
-    def _files(self, root: Path) -> Iterator[tuple[str, str]]:
+    def _undecided(self, index: int, rel: str, container: str, reason: str,
+                   roots: list[Path]) -> None:
+        self.stats.undecided.append(Undecided(rel, container, reason, str(roots[index])))
+
+    def _files(self, index: int, roots: list[Path]) -> Iterator[tuple[str, str]]:
         """(relative POSIX path, path) of every regular file; symlinks are not followed."""
+        root = roots[index]
         if root.is_file() and not root.is_symlink():
             yield root.name, str(root)
             return
@@ -231,8 +272,9 @@ class Scanner:
             try:
                 with os.scandir(here) as it:
                     entries = sorted(it, key=lambda e: e.name)
-            except OSError as e:
-                self.stats.notes.append(f"{here}: {e.strerror}")
+            except OSError as e:  # a directory we cannot list may hold anything
+                self._undecided(index, prefix.rstrip("/") or ".", "",
+                                f"unreadable directory: {e.strerror}", roots)
                 continue
             for entry in reversed(entries):  # the stack pops them back in name order
                 try:
@@ -243,84 +285,118 @@ class Scanner:
                 except OSError:
                     continue
 
-    def _read(self, path: str, seen: set[tuple[int, int]]) -> tuple[bytes | None, int]:
+    def _read(self, path: str, seen: set[tuple[int, int]]) -> tuple[bytes | None, int, str]:
         """The file's bytes (None if seen before under another name, unreadable, or too big
-        to hold: then its size is returned for `_scan_big`)."""
+        to hold: then its size is returned for `_scan_big`), and why it could not be read."""
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except OSError as e:
-            self.stats.notes.append(f"{path}: {e.strerror}")
-            return None, 0
+            return None, 0, f"unreadable: {e.strerror}"
         try:
             st = os.fstat(fd)
             key = (st.st_dev, st.st_ino)
             if key in seen:
                 self.stats.same_inode += 1
-                return None, 0
+                return None, 0, ""
             seen.add(key)
             if not stat.S_ISREG(st.st_mode) or st.st_size > BIG_FILE:
-                return None, st.st_size
+                return None, st.st_size, ""
             chunks = [os.read(fd, st.st_size + 1)]
             while chunks[-1]:  # the file grew, or the size was not known
                 chunks.append(os.read(fd, 1 << 20))
-            return b"".join(chunks) if len(chunks) > 2 else chunks[0], st.st_size
+                if sum(map(len, chunks)) > BIG_FILE:
+                    return None, BIG_FILE + 1, ""  # it grows while we read: take it in chunks
+            return b"".join(chunks) if len(chunks) > 2 else chunks[0], st.st_size, ""
         except OSError as e:
-            self.stats.notes.append(f"{path}: {e.strerror}")
-            return None, 0
+            return None, 0, f"unreadable: {e.strerror}"
         finally:
             os.close(fd)
+
+    def _decode(self, index: int, rel: str, data: bytes | BinaryIO, kind: str | None,
+                batch: _Batch, roots: list[Path]) -> None:
+        ctx = Context(on_code=self._on_code(index, rel, roots), code_names=self.code_names)
+        for where, inner in expand(data, ctx, Budget(scan=self.budget), kind=kind):
+            batch.add((index, rel, where), inner)
+            self.stats.decoded_bytes += len(inner)
+            self.stats.entries += 1
+        self.stats.containers += ctx.containers
+        self.stats.notes += [f"{rel}{n}" for n in ctx.notes]
+        if ctx.undecided:  # one per file: the first thing that stopped the scan there
+            where, reason = ctx.undecided[0]
+            more = len(ctx.undecided) - 1
+            self._undecided(index, rel, where, reason + (f" (and {more} more)" if more else ""),
+                            roots)
 
     def scan(self, roots: Iterable[Path]) -> list[Hit]:
         roots = [Path(r) for r in roots]
         seen: set[tuple[int, int]] = set()
         batch = _Batch(lambda label, data: self._search_alone(label, data, roots)
                        if self.patterns else None)
-        for index, root in enumerate(roots):
-            for rel, path in self._files(root):
-                data, size = self._read(path, seen)
+        for index, _root in enumerate(roots):
+            for rel, path in self._files(index, roots):
+                data, size, problem = self._read(path, seen)
+                if problem:
+                    self._undecided(index, rel, "", problem, roots)
                 if data is None:
                     if size > BIG_FILE:
                         self.stats.files += 1
-                        self._scan_big(index, rel, path, roots)
+                        self._scan_big(index, rel, path, batch, roots)
                     continue
                 self.stats.files += 1
                 self.stats.bytes += len(data)
                 self.stats.entries += 1
                 batch.add((index, rel, ""), data)
                 if kind_of(data) is not None:
-                    ctx = Context(on_code=self._on_code(index, rel, roots),
-                                  code_names=self.code_names)
-                    for where, inner in expand(data, ctx, Budget()):
-                        batch.add((index, rel, where), inner)
-                        self.stats.decoded_bytes += len(inner)
-                        self.stats.entries += 1
-                    self.stats.containers += ctx.containers
-                    self.stats.notes += [f"{rel}{n}" for n in ctx.notes]
+                    self._decode(index, rel, data, None, batch, roots)
                 if batch.size >= BATCH_BYTES:
                     self._flush(batch, roots)
         self._flush(batch, roots)
         return sorted(self.hits)
 
-    def _scan_big(self, index: int, rel: str, path: str, roots: list[Path]) -> None:
+    def _scan_big(self, index: int, rel: str, path: str, batch: _Batch,
+                  roots: list[Path]) -> None:
+        """Too big to hold: its bytes searched in overlapping chunks; a zip or tar decoded
+        from disk (members one at a time); any other container is undecided."""
         overlap = max(self.longest - 1, 0)
         with open(path, "rb") as f:
             tail = b""
+            head = b""
             while chunk := f.read(BATCH_BYTES):
+                head = head or chunk[:4096]
                 self.stats.bytes += len(chunk)
                 self._search_alone((index, rel, ""), tail + chunk, roots)
                 tail = chunk[-overlap:] if overlap else b""
-        self.stats.notes.append(f"{rel}: {os.path.getsize(path)} bytes: searched, not decoded")
+            f.seek(max(0, f.tell() - 1024))
+            end = f.read()
+            kind = big_kind(head, end)
+            if kind in ("zip", "tar"):
+                f.seek(0)
+                self._decode(index, rel, f, kind, batch, roots)
+            elif kind in CONTAINERS:
+                self._undecided(index, rel, "", f"{kind}: {os.path.getsize(path)} bytes on disk, "
+                                f"over the {BIG_FILE // (1024 * 1024)} MiB a file may be to be "
+                                "decoded", roots)
         self.stats.entries += 1
+
+
+def big_kind(head: bytes, end: bytes) -> str | None:
+    """The container kind of a file too big to hold, from its first and last bytes."""
+    if len(head) >= 512 and head[257:262] == b"ustar":
+        return "tar"
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06") or b"PK\x05\x06" in end:
+        return "zip"
+    return kind_of(head)
 
 
 def scan(fingerprints: Fingerprints, roots: Iterable[Path],
          stats: ScanStats | None = None) -> list[Hit]:
     """Every hit of `fingerprints` under `roots` (files or directories; symlinks are not
-    followed), sorted by path."""
+    followed), sorted by path. What the scan could not decide is in `stats.undecided`."""
     scanner = Scanner(fingerprints)
     hits = scanner.scan(roots)
     if stats is not None:
         for name in ("files", "bytes", "entries", "decoded_bytes", "containers", "same_inode"):
             setattr(stats, name, getattr(scanner.stats, name))
         stats.notes[:] = scanner.stats.notes
+        stats.undecided[:] = sorted(scanner.stats.undecided)
     return hits

@@ -21,7 +21,7 @@ def ingest_source(spec: SourceSpec, cache: Path, base_dir: Path,
     elif spec.kind == "git":
         snapshot = ingest_git(spec.location, spec.ref, cache)
     else:
-        snapshot = ingest_path(spec.location, cache, base_dir)
+        snapshot = ingest_path(spec.location, cache, base_dir, spec.origin)
     if max_mb is not None:
         size = tree_bytes(snapshot.root)
         if size > max_mb * 1e6:

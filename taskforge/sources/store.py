@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -13,9 +14,11 @@ from pathlib import Path
 from taskforge.cache import build_once, digest, read_json, write_json
 from taskforge.errors import UserError
 from taskforge.gitcmd import FIXED_ENV, commit_tree, git
+from taskforge.leftovers import owned
 from taskforge.model import Snapshot
 from taskforge.sanitize.rules import VCS_DIRS, git_exclude_lines, rule_for
 from taskforge.sources.license import detect_license
+from taskforge.store.outdir import JOURNALS, is_output_dir
 
 
 def check_symlinks(root: Path) -> None:
@@ -26,7 +29,12 @@ def check_symlinks(root: Path) -> None:
         for name in dirnames + filenames:
             path = Path(dirpath) / name
             if path.is_symlink():
-                target = path.resolve()
+                try:
+                    target = Path(os.path.realpath(path, strict=True))
+                except FileNotFoundError:  # dangling: judged by where it would lead
+                    target = Path(os.path.realpath(path))
+                except (OSError, RuntimeError):
+                    raise UserError(f"{path}: symlink loop (-> {os.readlink(path)})") from None
                 if target != real_root and real_root not in target.parents:
                     raise UserError(
                         f"{path}: symlink points outside the source tree (-> {os.readlink(path)})"
@@ -41,6 +49,29 @@ def check_symlinks(root: Path) -> None:
 _ARCHIVE_AS_COMMITTED = "* -export-ignore -export-subst\n"
 
 
+def taskforge_dirs(root: Path, cache: Path) -> list[str]:
+    """Directories under `root` that taskforge wrote (output directories, the cache), relative
+    to it: they never enter a snapshot, or a task's workspace would hold other tasks' patches
+    and every run would change the snapshot it reads."""
+    if root == cache or is_output_dir(root):
+        raise UserError(f"{root}: a taskforge output directory or cache, not a source")
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        marked = JOURNALS in dirnames or any(name.startswith("manifest-") for name in filenames)
+        if here != root and (here == cache or (marked and is_output_dir(here))):
+            found.append(here.relative_to(root).as_posix())
+            dirnames[:] = []
+            continue
+        dirnames[:] = [d for d in dirnames if d not in VCS_DIRS and not rule_for(d, True)]
+    return found
+
+
+def _gitignore_literal(rel: str) -> str:
+    """`rel` as an anchored gitignore pattern matching that directory only."""
+    return "/" + re.sub(r"([\\*?\[\]!# ])", r"\\\1", rel) + "/"
+
+
 def archive_commit(git_dir: Path, commit: str, dest: Path) -> None:
     """Extract the files of `commit` into `dest` (no .git), refusing unsafe members."""
     attributes = git_dir / "info" / "attributes"
@@ -49,8 +80,15 @@ def archive_commit(git_dir: Path, commit: str, dest: Path) -> None:
     proc = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit],
                           capture_output=True, check=True, env={**os.environ, **FIXED_ENV})
     dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+            tar.extractall(dest, filter="data")
+    except tarfile.FilterError as e:
+        member = e.tarinfo.name
+        raise UserError(f"{member}: symlink to an absolute path or out of the tree "
+                        f"(-> {e.tarinfo.linkname}); a snapshot holds relative links within "
+                        "itself only") from None
+    check_symlinks(dest)  # loops: tarfile extracts them, every walk that follows one fails
 
 
 # Git LFS replaces a file by a small pointer whose first line is this.
@@ -128,12 +166,14 @@ def snapshot_from_tree(tree_root: Path, *, name: str, source: str, cache: Path,
     check_symlinks(tree_root)
     if archive if prune is None else prune:
         prune_artifacts(tree_root)
+    left_out = [] if archive else taskforge_dirs(tree_root.resolve(), cache.resolve())
     tmp = cache / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=tmp, prefix="hash-") as scratch:
+    with tempfile.TemporaryDirectory(dir=tmp, prefix=owned("hash-")) as scratch:
         git_dir = Path(scratch) / "git"
         commit = commit_tree(tree_root, git_dir, f"snapshot of {name}",
-                             exclude=None if archive else git_exclude_lines())
+                             exclude=None if archive else
+                             git_exclude_lines() + [_gitignore_literal(p) for p in left_out])
         if not git("ls-tree", "-r", "--name-only", commit, git_dir=git_dir):
             raise UserError(f"{tree_root}: source has no files")
         return snapshot_from_git(git_dir, commit, name=name, source=source, cache=cache)

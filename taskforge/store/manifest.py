@@ -22,10 +22,15 @@ from taskforge.store.shards import manifest_name, read_records, shard_name
 from taskforge.store.strategies import merge_strategy_counts, strategy_table
 
 MERGED = "manifest.json"
+FUNNEL_STAGES = ("candidates", "tried", "deleted", "verified", "emitted")
+# The stages whose seconds a manifest records per source (its `timing`), in the order they run.
+TIMED_STAGES = ("ingest", "environment", "baseline", "screen", "confirmation", "scan")
 _SHARD_MANIFEST = re.compile(r"manifest-(\d{5})-of-(\d{5})\.json")
 # Per-source figures that add up across shards; every other per-source figure (tests, stable,
 # license ...) describes the snapshot and is the same in every shard.
 ADDITIVE_SOURCE_FIELDS = ("candidates", "selected", "tried", "emitted")
+# Per-source rejection counts add up reason by reason.
+ADDITIVE_SOURCE_COUNTERS = ("rejections",)
 # What every shard of one run shares; shards that differ here come from different runs.
 RUN_FIELDS = ("recipe_sha256", "seed", "shard_count")
 
@@ -49,8 +54,10 @@ def merge_manifests(directory: Path, check_files: bool = True) -> dict[str, Any]
     """One manifest for every shard in `directory`, from its per-shard manifests.
 
     Counts, funnel, rejections and per-source figures are summed, so N shards of a run merge
-    to the manifest of the unsharded run. With `check_files`, every shard file must be there
-    with the sha256 its manifest recorded, and no shard file may lack a manifest.
+    to the manifest of the unsharded run. `timing` (seconds per source and stage) is summed
+    too: the time every job spent, each having ingested every source. With `check_files`,
+    every shard file must be there with the sha256 its manifest recorded, and no shard file
+    may lack a manifest.
     """
     found = sorted(p for p in directory.glob("manifest-*-of-*.json") if _SHARD_MANIFEST.fullmatch(p.name))
     if not found:
@@ -73,6 +80,7 @@ def merge_manifests(directory: Path, check_files: bool = True) -> dict[str, Any]
     tasks = 0
     sources: dict[str, dict[str, Any]] = {}
     warnings: list[str] = []
+    timing: dict[str, Counter[str]] = {}
     for _path, part in parts:
         funnel.update(part.get("funnel", {}))
         rejections.update(part.get("rejections", {}))
@@ -84,7 +92,14 @@ def merge_manifests(directory: Path, check_files: bool = True) -> dict[str, Any]
                 continue
             for key in ADDITIVE_SOURCE_FIELDS:
                 merged[key] = merged.get(key, 0) + source.get(key, 0)
+            for key in ADDITIVE_SOURCE_COUNTERS:
+                if key in merged or key in source:
+                    total = Counter(merged.get(key, {}))
+                    total.update(source.get(key, {}))
+                    merged[key] = dict(sorted(total.items()))
         warnings += [w for w in part.get("warnings", []) if w not in warnings]
+        for snapshot, stages in part.get("timing", {}).items():
+            timing.setdefault(snapshot, Counter()).update(stages)
     return {
         "recipe": first.get("recipe"), "recipe_sha256": first["recipe_sha256"],
         "seed": first["seed"], "generator": first.get("generator"), "shard_count": count,
@@ -94,6 +109,8 @@ def merge_manifests(directory: Path, check_files: bool = True) -> dict[str, Any]
         "strategies": merge_strategy_counts(part.get("strategies", {}) for _path, part in parts),
         "sources": list(sources.values()),
         "warnings": warnings,
+        "timing": {snapshot: {stage: round(s, 3) for stage, s in stages.items()}
+                   for snapshot, stages in timing.items()},
         "shards": {part["shard_file"]: part["sha256"] for _path, part in parts
                    if part["shard_file"]},
     }

@@ -67,11 +67,17 @@ class Journal:
         if not resume and path.exists():
             path.unlink()
         if path.exists():
-            for line in path.read_text().splitlines():
+            lines = path.read_text(errors="replace").splitlines()
+            for n, line in enumerate(lines, 1):
                 try:
                     entry = json.loads(line)
                 except json.JSONDecodeError:
-                    continue  # the torn last line of a killed run
+                    if n == len(lines):
+                        continue  # the torn last line of a killed run
+                    entry = None
+                if not _is_entry(entry):
+                    raise UserError(f"{path}:{n}: not a journal entry (the file was edited or "
+                                    "damaged); start this shard over with --no-resume")
                 self.done[entry["key"]] = entry
             # Rewrite without a torn tail so appends start on a fresh line.
             write_atomic(path, "".join(json.dumps(e, sort_keys=True) + "\n"
@@ -83,6 +89,15 @@ class Journal:
             f.write(json.dumps(entry, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
+
+
+def _is_entry(entry: Any) -> bool:
+    """A finished candidate as `generate` journals it: a task record, or a rejection reason."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
+        return False
+    if entry.get("status") == "emitted":
+        return isinstance(entry.get("record"), dict)
+    return entry.get("status") == "rejected" and isinstance(entry.get("reason"), str)
 
 
 def write_shard(out: Path, index: int, count: int, records: list[dict[str, Any]]) -> Path | None:
@@ -101,7 +116,8 @@ def write_shard(out: Path, index: int, count: int, records: list[dict[str, Any]]
 def remove_partial_writes(out: Path, index: int, count: int) -> None:
     """Remove the temporary files a killed run left while writing this shard or its manifest
     (never visible to readers: they are renamed into place only once complete)."""
-    for prefix in (shard_name(index, count), manifest_name(index, count), "manifest.json"):
+    for prefix in (shard_name(index, count), manifest_name(index, count), "manifest.json",
+                   "report.html"):
         for leftover in out.glob(f"{prefix}.*.tmp"):
             leftover.unlink(missing_ok=True)
 

@@ -6,11 +6,20 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import shutil
 import tarfile
+import zlib
 from pathlib import Path
 
 from taskforge.cache import build_once, write_atomic
 from taskforge.errors import UserError
+from taskforge.gitcmd import commit_tree, git
+
+
+def tree_hash(tree: Path, git_dir: Path) -> str:
+    """The git tree hash of every file in `tree` (what a snapshot id is)."""
+    commit = commit_tree(tree, git_dir, "snapshot check")
+    return git("rev-parse", f"{commit}^{{tree}}", git_dir=git_dir)
 
 
 def snapshot_archive(out: Path, snapshot_id: str) -> Path:
@@ -59,8 +68,20 @@ def snapshot_root(out: Path, snapshot_id: str, cache: Path) -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
 
     def unpack(staging: Path) -> None:
-        with tarfile.open(archive) as tar:
-            tar.extractall(staging / "tree", filter="data")
+        try:
+            with tarfile.open(archive, "r:gz") as tar:  # export_snapshot writes only .tar.gz
+                tar.extractall(staging / "tree", filter="data")
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
+            raise UserError(f"{archive}: damaged snapshot archive ({e or type(e).__name__}); "
+                            "copy it again from the run's output") from None
+        # The archive's name is its git tree hash: content that does not hash to it was
+        # changed after the run wrote it, and a task built on it would not be the task.
+        found = tree_hash(staging / "tree", staging / "hash.git")
+        shutil.rmtree(staging / "hash.git")
+        if found != snapshot_id:
+            raise UserError(f"{archive}: content does not match its snapshot id (tree "
+                            f"{found[:12]}): changed after it was written; copy it again "
+                            "from the run's output")
 
     build_once(final, unpack)
     return final / "tree"

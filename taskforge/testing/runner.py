@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from taskforge.leftovers import owned
 from taskforge.model import Environment, TestRun
 from taskforge.sandbox import Mounts, Sandbox
 from taskforge.testing.junit import collection_errors, parse_junit
@@ -45,7 +46,7 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
     which leave their results in files under `writable` dirs. `exclude`: node ids left
     out. `test_timeout`: a test running longer ends the run, named in `TestRun.hung`.
     """
-    with tempfile.TemporaryDirectory(prefix="taskforge-run-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=owned("taskforge-run-")) as scratch:
         results = Path(scratch)
         junit = results / "junit.xml"
         home = results / "home"

@@ -1,0 +1,399 @@
+"""Nothing the user had is lost: the output directory through the real CLI.
+
+A rerun with other work into an existing output directory is refused before anything is
+touched; a user's own directory is never filled; the output directory never enters a snapshot;
+two runs of one shard cannot write at once; a snapshot archive is checked against its id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from conftest import make_project, run_cli, stderr_lines, write_recipe
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": """\
+        def clamp(value, low, high):
+            if value < low:
+                return low
+            if value > high:
+                return high
+            return value
+
+
+        def span(values):
+            low = min(values)
+            high = max(values)
+            return high - low
+    """,
+    "tests/test_core.py": """\
+        from pkg.core import clamp, span
+
+
+        def test_clamp():
+            assert clamp(5, 0, 10) == 5
+            assert clamp(-1, 0, 10) == 0
+            assert clamp(11, 0, 10) == 10
+
+
+        def test_span():
+            assert span([3, 1, 2]) == 2
+    """,
+}
+
+
+def recipe_text(root: Path | str, *, docstrings: bool = True, cap: int = 5) -> str:
+    return f"""\
+        name: outdir
+        seed: 1
+        sources:
+          - path: {root}
+        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: {cap}}}
+        task: {{keep_docstrings: {str(docstrings).lower()}}}
+        verify: {{repeats: 1, timeout_s: 120}}
+        sandbox: none
+    """
+
+
+def one_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr
+    lines = stderr_lines(proc)
+    assert len(lines) == 1 and lines[0].startswith("taskforge: error: "), proc.stderr
+    for word in words:
+        assert word in lines[0], f"{word!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+def contents(directory: Path) -> dict[str, bytes]:
+    """Every file under `directory` and its bytes: what must not change."""
+    return {p.relative_to(directory).as_posix(): p.read_bytes()
+            for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project and one finished run of its recipe into `out` (copied by each test)."""
+    base = tmp_path_factory.mktemp("outdir")
+    root = make_project(base, FILES, name="proj")
+    write_recipe(base / "recipe.yaml", recipe_text(root))
+    proc = run_cli("generate", "recipe.yaml", "--out", "out", cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    assert list((base / "out").glob("tasks-*.jsonl")), proc.stdout
+    return base
+
+
+@pytest.fixture
+def workdir(first_run: Path, tmp_path: Path) -> Path:
+    shutil.copytree(first_run, tmp_path / "w")
+    return tmp_path / "w"
+
+
+@pytest.mark.parametrize("change", ["docstrings", "seed", "cap-0", "shards"])
+def test_a_rerun_of_other_work_is_refused_and_changes_nothing(workdir: Path, change: str) -> None:
+    root = workdir / "proj"
+    before = contents(workdir / "out")
+    args = ["generate", "recipe.yaml", "--out", "out"]
+    if change == "docstrings":
+        write_recipe(workdir / "recipe.yaml", recipe_text(root, docstrings=False))
+    elif change == "cap-0":
+        write_recipe(workdir / "recipe.yaml", recipe_text(root, cap=0))
+    elif change == "seed":
+        args += ["--seed", "7"]
+    else:
+        args += ["--shard", "0/2"]
+    proc = run_cli(*args, cwd=workdir)
+    one_error(proc, "out", "another run", "--no-resume", "--force")
+    assert contents(workdir / "out") == before
+
+
+def test_force_replaces_another_runs_tasks(workdir: Path) -> None:
+    write_recipe(workdir / "recipe.yaml", recipe_text(workdir / "proj", cap=0))
+    proc = run_cli("generate", "recipe.yaml", "--out", "out", "--force", cwd=workdir)
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((workdir / "out" / "manifest.json").read_text())
+    assert manifest["counts"]["tasks"] == 0
+    assert not list((workdir / "out").glob("tasks-*.jsonl"))
+
+
+def test_the_same_recipe_resumes(workdir: Path) -> None:
+    shard = next((workdir / "out").glob("tasks-*.jsonl"))
+    before = shard.read_bytes()
+    proc = run_cli("generate", "recipe.yaml", "--out", "out", cwd=workdir)
+    assert proc.returncode == 0, proc.stderr
+    assert shard.read_bytes() == before
+
+
+def test_a_directory_that_is_not_a_taskforge_output_is_refused(workdir: Path) -> None:
+    thesis = workdir / "thesis"
+    thesis.mkdir()
+    (thesis / "manifest.json").write_text('{"chapter": 1}\n')
+    (thesis / "tasks-00000-of-00001.jsonl").write_text("my notes\n")
+    before = contents(thesis)
+    one_error(run_cli("generate", "recipe.yaml", "--out", "thesis", cwd=workdir),
+              "thesis", "not a taskforge output")
+    assert contents(thesis) == before
+
+
+def test_the_output_directory_never_enters_the_snapshot(tmp_path: Path) -> None:
+    """`path: .` with the default `--out out`: the second run sees the same snapshot, and no
+    task workspace holds the output directory (other tasks' reference patches)."""
+    root = make_project(tmp_path, FILES, name="proj")
+    write_recipe(root / "recipe.yaml", recipe_text("."))
+    first = run_cli("generate", "recipe.yaml", cwd=root)
+    assert first.returncode == 0, first.stderr
+    shard = next((root / "out").glob("tasks-*.jsonl"))
+    before = shard.read_bytes()
+    second = run_cli("generate", "recipe.yaml", cwd=root)
+    assert second.returncode == 0, second.stderr
+    assert shard.read_bytes() == before
+    warnings = [ln for ln in stderr_lines(second) if "output directory" in ln]
+    assert len(warnings) == 1 and "left out of the snapshot" in warnings[0], second.stderr
+    record = json.loads(before.splitlines()[0])
+    ws = tmp_path / "ws"
+    proc = run_cli("materialize", "out", record["instance_id"], str(ws), cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert not (ws / "out").exists() and (ws / "pkg").is_dir()
+
+
+def test_the_source_itself_as_output_directory_is_refused(tmp_path: Path) -> None:
+    root = make_project(tmp_path, FILES, name="proj")
+    write_recipe(tmp_path / "recipe.yaml", recipe_text(root))
+    before = contents(root)
+    proc = run_cli("generate", "recipe.yaml", "--out", str(root), cwd=tmp_path)
+    one_error(proc, str(root))
+    assert contents(root) == before
+
+
+def test_swebench_export_does_not_overwrite_without_force(workdir: Path) -> None:
+    target = workdir / "mine.jsonl"
+    target.write_text("precious\n")
+    one_error(run_cli("export", "out", "--format", "swebench", "--out", str(target),
+                      cwd=workdir), "mine.jsonl", "--force")
+    assert target.read_text() == "precious\n"
+    proc = run_cli("export", "out", "--format", "swebench", "--out", str(target), "--force",
+                   cwd=workdir)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(target.read_text().splitlines()[0])["instance_id"]
+
+
+SLOW_TESTS = """\
+    import time
+
+    from pkg.core import clamp, span
+
+
+    def test_clamp():
+        time.sleep(4)
+        assert clamp(5, 0, 10) == 5
+        assert clamp(-1, 0, 10) == 0
+
+
+    def test_span():
+        assert span([3, 1, 2]) == 2
+"""
+
+
+def slow_project(tmp_path: Path) -> Path:
+    """A project whose suite takes seconds, unlike any other (its own snapshot, so its
+    baseline is never cached by an earlier test)."""
+    return make_project(tmp_path, {**FILES, "tests/test_core.py": SLOW_TESTS,
+                                   "pkg/unique.py": f"# {tmp_path.name}\n"}, name="slow")
+
+
+def test_a_second_run_of_one_shard_is_refused_naming_the_first(tmp_path: Path) -> None:
+    """Run A holds the shard (its baseline is slow); run B is refused and names A, and so is
+    other work, even with --force; once A was SIGKILLed, run C takes its lock over."""
+    root = slow_project(tmp_path)
+    write_recipe(tmp_path / "recipe.yaml", recipe_text(root))
+    first = subprocess.Popen([sys.executable, "-m", "taskforge", "generate", "recipe.yaml",
+                              "--out", "out"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        lock = tmp_path / "out" / ".journal" / "tasks-00000-of-00001.lock"
+        deadline = time.monotonic() + 60
+        while not (lock.is_file() and lock.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        second = run_cli("generate", "recipe.yaml", "--out", "out", cwd=tmp_path)
+        one_error(second, "shard 0/1", "another run", f"pid {first.pid}")
+        # Other work into the same directory meanwhile: refused, and --force cannot take it.
+        other = run_cli("generate", "recipe.yaml", "--out", "out", "--seed", "9", "--shard",
+                        "1/2", cwd=tmp_path)
+        one_error(other, "another run", "--force")
+        forced = run_cli("generate", "recipe.yaml", "--out", "out", "--seed", "9", "--shard",
+                         "1/2", "--force", cwd=tmp_path)
+        one_error(forced, "--force cannot replace", f"pid {first.pid}")
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    assert json.loads(lock.read_text())["pid"] == first.pid  # the dead run's lock is left
+    third = run_cli("generate", "recipe.yaml", "--out", "out", cwd=tmp_path)
+    assert third.returncode == 0, third.stderr
+    assert not lock.exists()
+
+
+def rewrite_archive(archive: Path, edit: callable) -> None:  # type: ignore[valid-type]
+    """Rewrite a snapshot archive as a valid tar.gz with `edit(name, data) -> data` applied."""
+    with tarfile.open(archive) as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for member, data in members:
+            if data is not None:
+                data = edit(member.name, data)
+                member.size = len(data)
+            tar.addfile(member, io.BytesIO(data) if data is not None else None)
+    archive.write_bytes(buffer.getvalue())
+
+
+@pytest.mark.parametrize("damage", ["none", "edited", "garbage", "truncated"])
+def test_a_snapshot_archive_is_checked_before_use(workdir: Path, damage: str) -> None:
+    archive = next((workdir / "out" / "snapshots").glob("*.tar.gz"))
+    if damage == "edited":
+        rewrite_archive(archive, lambda name, data: data.replace(b"return low", b"return 0")
+                        if name == "pkg/core.py" else data)
+    elif damage == "garbage":
+        archive.write_bytes(b"not an archive at all\n" * 10)
+    elif damage == "truncated":
+        archive.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
+    record = json.loads(next((workdir / "out").glob("tasks-*.jsonl")).read_text().splitlines()[0])
+    ws = workdir / "ws"
+    # A fresh cache: the loader has only the output directory, as on another machine.
+    proc = run_cli("materialize", "out", record["instance_id"], str(ws), "--cache",
+                   str(workdir / "fresh-cache"), cwd=workdir)
+    if damage == "none":  # the positive control: an intact archive materializes
+        assert proc.returncode == 0, proc.stderr
+        assert (ws / "pkg" / "core.py").is_file()
+        return
+    why = "does not match its snapshot id" if damage == "edited" else "damaged snapshot archive"
+    one_error(proc, archive.name, why)
+    assert not ws.exists()
+
+
+def test_ctrl_c_exits_130_and_says_the_run_resumes(tmp_path: Path) -> None:
+    root = slow_project(tmp_path)
+    write_recipe(tmp_path / "recipe.yaml", recipe_text(root))
+    run = subprocess.Popen([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
+                            "out"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, start_new_session=True)
+    try:
+        lock = tmp_path / "out" / ".journal" / "tasks-00000-of-00001.lock"
+        deadline = time.monotonic() + 60
+        while not (lock.is_file() and lock.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.kill(run.pid, signal.SIGINT)
+        _stdout, stderr = run.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 130, stderr
+    assert "Traceback" not in stderr and "Aborted" not in stderr
+    assert "interrupted" in stderr and "resumes" in stderr, stderr
+    assert not lock.exists()
+
+
+def test_grade_exits_1_at_reward_0_and_0_once_solved(workdir: Path) -> None:
+    import taskforge
+    from taskforge.errors import UserError
+
+    record = json.loads(next((workdir / "out").glob("tasks-*.jsonl")).read_text().splitlines()[0])
+    ws = workdir / "ws"
+    assert run_cli("materialize", "out", record["instance_id"], str(ws), cwd=workdir).returncode == 0
+    args = ("grade", "out", record["instance_id"], str(ws), "--sandbox", "none")
+    unsolved = run_cli(*args, cwd=workdir)
+    assert unsolved.returncode == 1 and "reward 0.0" in unsolved.stdout, unsolved.stderr
+    subprocess.run(["git", "apply", "-"], cwd=ws, input=record["patch"], text=True, check=True)
+    solved = run_cli(*args, cwd=workdir)
+    assert solved.returncode == 0 and "reward 1.0" in solved.stdout, solved.stderr
+    missing = run_cli("grade", "out", record["instance_id"], str(workdir / "nowhere"), cwd=workdir)
+    one_error(missing, "nowhere", "does not exist")
+    task = taskforge.load_tasks(workdir / "out").by_id(record["instance_id"])
+    with pytest.raises(UserError, match="does not exist"):
+        task.grade(workdir / "nowhere", sandbox="none")
+
+
+def test_what_a_killed_run_left_is_removed_never_a_live_runs(tmp_path: Path) -> None:
+    """A SIGKILLed run leaves its test-run directory in /tmp; the next run removes it, and
+    `sandbox prune` removes a dead run's scratch tree, but not a live process's, nor one whose
+    pid now belongs to another process (another start time)."""
+    from taskforge.leftovers import start_ticks
+
+    root = slow_project(tmp_path)
+    write_recipe(tmp_path / "recipe.yaml", recipe_text(root))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TASKFORGE_SCRATCH": str(scratch)}
+    run = subprocess.Popen([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
+                            "out"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+    tmp = Path(tempfile.gettempdir())
+    try:
+        ticks = start_ticks(run.pid)
+        deadline = time.monotonic() + 60
+        while not list(tmp.glob(f"taskforge-run-{run.pid}.*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    left = list(tmp.glob(f"taskforge-run-{run.pid}.{ticks}-*"))
+    assert left, "the killed run left no test-run directory to clean"
+    mine = start_ticks(os.getpid())
+    dead = scratch / f"verify-{run.pid}.{ticks}-x"
+    live = scratch / f"verify-{os.getpid()}.{mine}-y"
+    reused = scratch / f"verify-{os.getpid()}.{int(mine) + 1}-z"  # pid reused by another process
+    for tree in (dead, live, reused):
+        (tree / "workspace").mkdir(parents=True)
+    again = subprocess.run([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
+                            "out"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    assert not any(p.exists() for p in [*left, dead, reused]) and live.is_dir()
+    (dead / "workspace").mkdir(parents=True)
+    prune = subprocess.run([sys.executable, "-m", "taskforge", "sandbox", "prune"],
+                           capture_output=True, text=True, env=env)
+    assert prune.returncode == 0, prune.stderr
+    assert "1 scratch directories of dead runs" in prune.stdout, prune.stdout
+    assert not dead.exists() and live.is_dir()
+
+
+def test_a_long_silent_step_prints_a_heartbeat(tmp_path: Path) -> None:
+    """A suite that takes long (here 4 s a test, with a 1 s heartbeat for the test's sake;
+    30 s by default) is reported while it runs, not after minutes of silence."""
+    root = slow_project(tmp_path)
+    write_recipe(tmp_path / "recipe.yaml", recipe_text(root, cap=0))
+    proc = subprocess.run([sys.executable, "-m", "taskforge", "generate", "recipe.yaml", "--out",
+                           "out"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "TASKFORGE_HEARTBEAT_S": "1"})
+    assert proc.returncode == 0, proc.stderr
+    beats = [ln for ln in proc.stdout.splitlines() if ln.startswith("taskforge: still working:")]
+    assert beats and any("baseline" in ln for ln in beats), proc.stdout
+
+
+def test_a_failed_run_leaves_an_empty_directory_empty(tmp_path: Path) -> None:
+    write_recipe(tmp_path / "recipe.yaml", recipe_text(tmp_path / "no-such-project"))
+    (tmp_path / "out").mkdir()
+    one_error(run_cli("generate", "recipe.yaml", "--out", "out", cwd=tmp_path), "does not exist")
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_harbor_export_replaces_only_an_earlier_export_with_force(workdir: Path) -> None:
+    args = ("export", "out", "--format", "harbor", "--no-images", "--out", "harbor")
+    assert run_cli(*args, cwd=workdir).returncode == 0
+    one_error(run_cli(*args, cwd=workdir), "harbor", "--force")
+    proc = run_cli(*args, "--force", cwd=workdir)
+    assert proc.returncode == 0, proc.stderr
+    (workdir / "harbor" / "my-notes.txt").write_text("mine\n")
+    one_error(run_cli(*args, "--force", cwd=workdir), "more than a harbor export")
+    assert (workdir / "harbor" / "my-notes.txt").read_text() == "mine\n"

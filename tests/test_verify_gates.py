@@ -1,0 +1,214 @@
+"""`taskforge verify` re-runs every gate `generate` ran, not only the labels: three records
+tampered so that each of the other gates fails (trivial-solution, collection-breaks,
+leak-scan) each fail verify with that gate's name, while their labels still verify (so a
+labels-only verify, the one before, passed all three); the genuine tasks pass."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, make_project, run_cli, write_recipe
+
+import taskforge
+from taskforge.delete import TaskOptions
+from taskforge.delete.project import PythonProject
+from taskforge.delete.stub_function import StubFunction
+from taskforge.errors import Rejected
+from taskforge.model import Candidate
+from taskforge.patches import apply_patch, diff_texts
+from taskforge.verify.gates import NULL_BODIES, with_null_body
+
+SHARD = "tasks-00000-of-00001.jsonl"
+SCALE_BODY = """\
+    result = []
+    for value in values:
+        result.append(value * factor)
+    return result
+"""
+
+
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path, {
+        "pyproject.toml": """\
+            [project]
+            name = "vg"
+            version = "1.0"
+            [build-system]
+            requires = ["setuptools>=61"]
+            build-backend = "setuptools.build_meta"
+        """,
+        "vg/__init__.py": "",
+        "vg/core.py": """\
+            def scale(values, factor):
+                \"\"\"Multiply every value by factor.\"\"\"
+                result = []
+                for value in values:
+                    result.append(value * factor)
+                return result
+
+
+            def check_positive(x):
+                \"\"\"Raise ValueError for a value that is not positive.\"\"\"
+                if x <= 0:
+                    raise ValueError(f"{x} is not positive")
+                return None
+
+
+            def build_table():
+                table = {}
+                for i in range(4):
+                    table[i] = i * i
+                return table
+        """,
+        # Calls build_table at import time: stubbing it breaks its importers' collection.
+        "vg/squares.py": """\
+            from vg.core import build_table
+
+            SQUARES = build_table()
+        """,
+        "tests/test_core.py": """\
+            import pytest
+
+            from vg.core import check_positive, scale
+
+
+            def test_scale():
+                assert scale([1, 2], 3) == [3, 6]
+
+
+            def test_scale_empty():
+                assert scale([], 3) == []
+
+
+            def test_positive_is_accepted():
+                assert check_positive(3) is None
+
+
+            def test_zero_is_rejected():
+                with pytest.raises(ValueError):
+                    check_positive(0)
+        """,
+        "tests/test_squares.py": """\
+            from vg.squares import SQUARES
+
+
+            def test_squares():
+                assert SQUARES[3] == 9
+        """,
+    }, name="vg")
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> Path:
+    tmp = tmp_path_factory.mktemp("verify-gates")
+    root = project(tmp)
+    assert SCALE_BODY in (root / "vg/core.py").read_text()
+    recipe = write_recipe(tmp / "recipe.yaml", f"""\
+        name: vg
+        sources:
+          - path: {root}
+        strategies: [stub-function]
+        select: {{min_body_lines: 1}}
+        verify: {{allow_collection_breaks: true}}
+        sandbox: none
+    """)
+    out = tmp / "out"
+    taskforge.generate(recipe, out=out, cache=tf_cache)
+    return out
+
+
+def records(out: Path) -> dict[str, dict]:
+    found = [json.loads(line) for line in (out / SHARD).read_text().splitlines()]
+    return {r["deleted"][0]["symbol"]: r for r in found}
+
+
+def entity_html(text: str) -> str:
+    """`text` with every character an HTML entity: no line of it is in the raw bytes."""
+    return "<pre>" + "".join(f"&#{ord(c)};" for c in text) + "</pre>\n"
+
+
+def tamper(out: Path, dest: Path) -> dict[str, str]:
+    """A copy of `out` whose records are tampered, one gate each; {instance id: gate}."""
+    shutil.copytree(out, dest)
+    by_symbol = records(out)
+    assert {"vg.core.scale", "vg.core.check_positive", "vg.core.build_table"} <= set(by_symbol)
+    expected = {}
+    # trivial-solution: drop the FAIL_TO_PASS test a `pass` body fails; what is left, a
+    # `pass` body satisfies (the labels still hold: the targeted run is that test alone).
+    checked = by_symbol["vg.core.check_positive"]
+    accepted = "tests/test_core.py::test_positive_is_accepted"
+    assert set(checked["FAIL_TO_PASS"]) == {accepted, "tests/test_core.py::test_zero_is_rejected"}
+    checked["FAIL_TO_PASS"] = [accepted]
+    checked["verification"]["tests_run"] = [accepted]
+    expected[checked["instance_id"]] = "trivial-solution"
+    # collection-breaks: the record says breaks were not allowed (the recipe said they were).
+    table = by_symbol["vg.core.build_table"]
+    assert table["verification"]["collateral"]["collection_errors"] == ["tests/test_squares.py"]
+    table["verification"]["collateral"]["allowed"] = False
+    expected[table["instance_id"]] = "collection-breaks"
+    # leak-scan: the deletion also writes the deleted body, entity-encoded, into the workspace.
+    scale = by_symbol["vg.core.scale"]
+    scale["deletion_patch"] += diff_texts({"notes/scale.html": (None, entity_html(SCALE_BODY))})
+    expected[scale["instance_id"]] = "leak-scan"
+    (dest / SHARD).write_text("".join(json.dumps(r) + "\n" for r in
+                                      sorted(by_symbol.values(),
+                                             key=lambda r: r["instance_id"])))
+    return expected
+
+
+@pytest.mark.slow
+def test_verify_names_the_gate_each_tampered_record_fails(generated: Path,
+                                                          tmp_path: Path) -> None:
+    genuine = run_cli("verify", str(generated), cwd=tmp_path)
+    assert genuine.returncode == 0, genuine.stdout + genuine.stderr
+    expected = tamper(generated, tmp_path / "tampered")
+    proc = run_cli("verify", str(tmp_path / "tampered"), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    failed: dict[str, str] = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("[") and ": FAILED " in line:
+            task_id, rest = line.split("] ", 1)[1].split(": FAILED ", 1)
+            failed[task_id] = rest.split(":", 1)[0]  # the failed gates' names
+    assert failed == expected, proc.stdout
+    assert "labels" not in "".join(failed.values())  # a labels-only verify passed all three
+    assert f"{len(records(generated)) - 3} verified, 3 failed" in proc.stdout
+    assert "a `pass` body passes every FAIL_TO_PASS test" in proc.stdout
+    assert "leak:workspace: notes/scale.html" in proc.stdout
+
+
+def test_null_body_rewrite_is_what_the_strategy_writes(tmp_path: Path) -> None:
+    """`with_null_body` (what verify derives from a record) equals `apply(body=...)` (what
+    generate runs) for every function of the sample repositories."""
+    checked = 0
+    for name, import_root in {"textkit": ".", "spans": "src", "exprcalc": "."}.items():
+        project_ = PythonProject(REPO_ROOT / "sample_repos" / name, (import_root,))
+        for path in project_.source_files:
+            for node in ast.walk(ast.parse(project_.text(path))):
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                candidate = Candidate(strategy="stub-function", path=path,
+                                      symbol=f"{path}:{node.name}", kind="function",
+                                      start_line=node.lineno, end_line=node.end_lineno,
+                                      body_lines=node.end_lineno - node.lineno,
+                                      covering_tests=())
+                try:
+                    patches = {body: StubFunction().apply(project_, candidate, TaskOptions(),
+                                                          body=body).new_texts
+                               for body in ("raise", *NULL_BODIES)}
+                except Rejected:
+                    continue
+                deletion = diff_texts({p: (project_.text(p), t)
+                                       for p, t in patches["raise"].items()})
+                for body in NULL_BODIES:
+                    ws = tmp_path / f"{checked}-{body}"
+                    for p in patches[body]:
+                        (ws / p).parent.mkdir(parents=True, exist_ok=True)
+                        (ws / p).write_text(project_.text(p))
+                    apply_patch(ws, with_null_body(deletion, body))
+                    assert {p: (ws / p).read_text() for p in patches[body]} == patches[body]
+                checked += 1
+    assert checked > 20

@@ -72,10 +72,24 @@ def _unit(*parts: str) -> float:
 
 def order_candidates(candidates: list[Candidate], weights: dict[str, float], seed: int,
                      snapshot_id: str) -> list[Candidate]:
-    """A seeded, weighted order (Efraimidis-Spirakis keys): heavier strategies come earlier."""
-    def key(c: Candidate) -> tuple[float, str]:
-        return (-(_unit(str(seed), snapshot_id, c.key) ** (1.0 / weights[c.strategy])), c.key)
-    return sorted(candidates, key=key)
+    """A seeded order stratified by strategy: every prefix holds each strategy (that still
+    has candidates) in proportion to its weight, so a strategy with 23 of 1,795 candidates
+    is tried as often as one with 1,000 at equal weight, and the first len(strategies)
+    places hold one of each. Within a strategy the order is seeded by candidate."""
+    by_strategy: dict[str, list[Candidate]] = {}
+    for c in sorted(candidates, key=lambda c: (_unit(str(seed), snapshot_id, c.key), c.key)):
+        by_strategy.setdefault(c.strategy, []).append(c)
+    # Stride scheduling: the next place goes to the strategy whose next candidate is due
+    # first ((taken + 1) / weight); ties by a seeded draw, so no name always leads.
+    tie = {name: _unit(str(seed), snapshot_id, "strategy", name) for name in by_strategy}
+    taken = dict.fromkeys(by_strategy, 0)
+    ordered: list[Candidate] = []
+    while len(ordered) < len(candidates):
+        name = min((n for n in by_strategy if taken[n] < len(by_strategy[n])),
+                   key=lambda n: ((taken[n] + 1) / weights[n], tie[n]))
+        ordered.append(by_strategy[name][taken[name]])
+        taken[name] += 1
+    return ordered
 
 
 def select_candidates(candidates: list[Candidate], weights: dict[str, float], seed: int,
@@ -157,7 +171,8 @@ def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, 
                                         timeout=recipe.verify.timeout_s,
                                         licenses=recipe.licenses,
                                         max_source_mb=recipe.max_source_mb, log=progress.log,
-                                        pool=pool)
+                                        min_stable_tests=recipe.min_stable_tests,
+                                        test_timeout=recipe.verify.test_timeout_s, pool=pool)
     strategies = {name: get_strategy(name) for name in recipe.strategies}
     summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []

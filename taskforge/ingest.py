@@ -8,20 +8,32 @@ go on.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import git as gitpython
+
 from taskforge.delete import PythonProject
 from taskforge.env import build_environment, detect_spec
+from taskforge.env.outputs import with_build_outputs
 from taskforge.errors import UserError
 from taskforge.executors.local import LocalExecutor
+from taskforge.gitcmd import GitError
 from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
 from taskforge.sandbox import Sandbox
 from taskforge.sources import ingest_source, source_notes
-from taskforge.testing.baseline import cached_baseline, keep_baseline, run_baseline
+from taskforge.sources.license import license_allowed
+from taskforge.testing.baseline import (
+    TEST_TIMEOUT,
+    cached_baseline,
+    import_errors_line,
+    keep_baseline,
+    run_baseline,
+)
 
 
 @dataclass(frozen=True)
@@ -63,21 +75,23 @@ class SetAside:
 
 def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, repeats: int,
            timeout: float, max_source_mb: float | None = None,
-           log: Callable[[str], None] = lambda _m: None) -> IngestedSource:
+           log: Callable[[str], None] = lambda _m: None,
+           test_timeout: float = TEST_TIMEOUT) -> IngestedSource:
     log(f"{spec.describe()}: snapshot")
     started = time.monotonic()
     snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
     prepared = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log,
                             snapshot_seconds=time.monotonic() - started)
     started = time.monotonic()
-    baseline = run_baseline(snapshot, prepared.env, sandbox, cache, repeats=repeats,
-                            timeout=timeout)
-    return _ingested(prepared, baseline, time.monotonic() - started, log)
+    baseline = run_baseline(prepared.snapshot, prepared.env, sandbox, cache, repeats=repeats,
+                            timeout=timeout, test_timeout=test_timeout)
+    return _ingested(prepared, baseline, time.monotonic() - started, log, test_timeout)
 
 
 @dataclass(frozen=True)
 class _Prepared:
-    """What this machine makes of a source before its baseline: snapshot and environment."""
+    """What this machine makes of a source before its baseline: snapshot (with the build's
+    outputs) and environment."""
 
     spec: SourceSpec
     snapshot: Snapshot
@@ -95,16 +109,29 @@ def _environment(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, repeats: 
         log(f"{snapshot.name}: {note}")
     started = time.monotonic()
     env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
+    built: list[str] = []
+    if env.outputs:
+        # The tasks are made from the tree as the build leaves it (env/outputs.py).
+        snapshot = with_build_outputs(snapshot, env, cache)
+        built.append(f"build outputs added to the snapshot ({snapshot.id[:12]}): "
+                     + ", ".join(env.outputs[:5]) + (" ..." if len(env.outputs) > 5 else ""))
+    built += [f"build output left out: {note}" for note in env.build_notes]
+    for note in built:
+        log(f"{snapshot.name}: {note}")
     seconds = {"ingest": snapshot_seconds, "environment": time.monotonic() - started}
     log(f"{snapshot.name}: environment {env.key[:12]}; baseline ({max(2, repeats)} runs)")
-    return _Prepared(spec, snapshot, env, notes, seconds)
+    return _Prepared(spec, snapshot, env, notes + tuple(built), seconds)
 
 
 def _ingested(prepared: _Prepared, baseline: Baseline, baseline_seconds: float,
-              log: Callable[[str], None]) -> IngestedSource:
+              log: Callable[[str], None], test_timeout: float) -> IngestedSource:
     snapshot, env = prepared.snapshot, prepared.env
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
         f"{len(baseline.flaky)} flaky (test map: {baseline.tracer})")
+    if baseline.hung:
+        log(f"{snapshot.name}: {hung_line(baseline.hung, test_timeout)}")
+    if baseline.collection_errors:
+        log(f"{snapshot.name}: {import_errors_line(baseline.collection_errors)}")
     project = PythonProject(snapshot.root, env.pythonpath)
     seconds = {**prepared.seconds, "baseline": baseline_seconds}
     return IngestedSource(prepared.spec, snapshot, env, baseline, project, prepared.notes,
@@ -115,6 +142,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                    sandbox: Sandbox, repeats: int, timeout: float,
                    licenses: tuple[str, ...] | None = None, max_source_mb: float | None = None,
                    log: Callable[[str], None] = lambda _m: None, need_one: bool = True,
+                   min_stable_tests: int = 1, test_timeout: float = TEST_TIMEOUT,
                    pool: Any = None) -> tuple[list[IngestedSource], list[SetAside]]:
     """Ingest every source; the ones that fail are set aside with their reason.
 
@@ -127,13 +155,25 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
     """
     outcomes: dict[int, IngestedSource | SetAside] = {}
     ready: list[tuple[int, _Prepared]] = []
+
+    def finish(index: int, prepared: _Prepared, baseline: Baseline, seconds: float) -> None:
+        stable = len(baseline.stable)
+        if stable < min_stable_tests:
+            broken = baseline.collection_errors
+            outcomes[index] = _set_aside(
+                prepared.spec, f"{stable} stable tests, fewer than select.min_stable_tests "
+                f"({min_stable_tests})" + (f"; {import_errors_line(broken)}" if broken else ""),
+                prepared.snapshot, log, who=prepared.snapshot.name)
+        else:
+            outcomes[index] = _ingested(prepared, baseline, seconds, log, test_timeout)
+
     for index, spec in enumerate(specs):
         snapshot = None
         try:
             log(f"{spec.describe()}: snapshot")
             started = time.monotonic()
             snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
-            if licenses is not None and snapshot.license not in licenses:
+            if licenses is not None and not license_allowed(snapshot.license, licenses):
                 outcomes[index] = _set_aside(spec, f"license {snapshot.license or 'unknown'} is "
                                              f"not in select.licenses ({', '.join(licenses)})",
                                              snapshot, log, who=snapshot.name)
@@ -142,23 +182,31 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                                     snapshot_seconds=time.monotonic() - started)
             # Cached here: no job (a node with a cache of its own would run it again).
             started = time.monotonic()
-            cached = cached_baseline(snapshot, prepared.env, sandbox, cache, repeats=repeats)
+            cached = cached_baseline(prepared.snapshot, prepared.env, sandbox, cache,
+                                     repeats=repeats, test_timeout=test_timeout)
             if cached is not None:
-                outcomes[index] = _ingested(prepared, cached, time.monotonic() - started, log)
+                finish(index, prepared, cached, time.monotonic() - started)
             else:
                 ready.append((index, prepared))
         except UserError as e:
             outcomes[index] = _set_aside(spec, _without_source(str(e), spec, snapshot), snapshot,
                                          log)
+        except SOURCE_FAILURES as e:
+            # Not a message written for users, but still this source's failure alone (a
+            # damaged cache entry, a tool that failed): named, and the run goes on.
+            outcomes[index] = _set_aside(spec, _source_failure(e), snapshot, log)
 
     def baseline_job(item: tuple[int, _Prepared]) -> tuple[Baseline | str, float]:
         prepared = item[1]
         started = time.monotonic()
         try:
             baseline: Baseline | str = run_baseline(prepared.snapshot, prepared.env, sandbox,
-                                                    cache, repeats=repeats, timeout=timeout)
+                                                    cache, repeats=repeats, timeout=timeout,
+                                                    test_timeout=test_timeout)
         except UserError as e:  # the source is set aside; the other baselines go on
-            baseline = str(e)
+            baseline = _without_source(str(e), prepared.spec, prepared.snapshot)
+        except SOURCE_FAILURES as e:
+            baseline = _source_failure(e)
         return baseline, time.monotonic() - started
 
     needs = [entry for _i, prepared in ready
@@ -166,12 +214,10 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
     for (index, prepared), (baseline, seconds) in (pool or LocalExecutor(1)).map_unordered(
             baseline_job, ready, needs=needs):
         if isinstance(baseline, str):
-            spec = specs[index]
-            outcomes[index] = _set_aside(spec, _without_source(baseline, spec, prepared.snapshot),
-                                         prepared.snapshot, log)
+            outcomes[index] = _set_aside(specs[index], baseline, prepared.snapshot, log)
         else:
             keep_baseline(cache, baseline)
-            outcomes[index] = _ingested(prepared, baseline, seconds, log)
+            finish(index, prepared, baseline, seconds)
     done = [o for _i, o in sorted(outcomes.items()) if isinstance(o, IngestedSource)]
     aside = [o for _i, o in sorted(outcomes.items()) if isinstance(o, SetAside)]
     if need_one and not done and aside:
@@ -185,6 +231,33 @@ def _set_aside(spec: SourceSpec, reason: str, snapshot: Snapshot | None,
                log: Callable[[str], None], who: str | None = None) -> SetAside:
     log(f"{who or spec.describe()}: set aside: {reason}")
     return SetAside(spec, reason, snapshot)
+
+
+# What else one source can raise that is its own failure, not taskforge's: git and
+# gitpython errors, a tool that exits non-zero or hangs, a file that cannot be read.
+SOURCE_FAILURES = (GitError, gitpython.exc.GitError, subprocess.SubprocessError, OSError)
+
+
+def _source_failure(error: BaseException) -> str:
+    if isinstance(error, (GitError, gitpython.exc.GitError)):
+        kind = f"git operation failed ({type(error).__name__})"
+    elif isinstance(error, subprocess.SubprocessError):
+        kind = f"a command failed ({type(error).__name__})"
+    else:
+        kind = f"cannot read or write a file ({type(error).__name__})"
+    return f"{kind}: {_one_line(str(error))}"
+
+
+def _one_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return (lines[-1] if lines else "no message")[:300]
+
+
+def hung_line(hung: tuple[str, ...], limit: float) -> str:
+    """`1 test ran past 60s and is left out: tests/test_io.py::test_wait`."""
+    many = len(hung) != 1
+    return (f"{len(hung)} test{'s' if many else ''} ran past {limit:g}s and "
+            f"{'are' if many else 'is'} left out: {', '.join(hung)}")
 
 
 def _without_source(message: str, spec: SourceSpec, snapshot: Snapshot | None) -> str:
@@ -214,6 +287,8 @@ class SourceReport:
     tasks: int | None = None
     decisions: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    import_errors: dict[str, str] = field(default_factory=dict)  # test file -> its error
+    hung: tuple[str, ...] = ()  # tests left out: each ran past the per-test limit
 
     @property
     def stable_share(self) -> float:
@@ -231,7 +306,8 @@ class SourceReport:
                 "env_build_seconds": self.env_build_seconds, "candidates": self.candidates,
                 "tried": self.tried, "tasks": self.tasks,
                 "yield": None if self.yield_share is None else round(self.yield_share, 4),
-                "decisions": list(self.decisions), "notes": list(self.notes)}
+                "decisions": list(self.decisions), "notes": list(self.notes),
+                "import_errors": dict(self.import_errors), "hung": list(self.hung)}
 
 
 def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
@@ -250,7 +326,9 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
     done, aside = ingest_sources(recipe.sources, cache=cache, base_dir=Path.cwd(),
                                  sandbox=sandbox, repeats=recipe.verify.repeats,
                                  timeout=recipe.verify.timeout_s, licenses=recipe.licenses,
-                                 max_source_mb=recipe.max_source_mb, log=log, need_one=False)
+                                 max_source_mb=recipe.max_source_mb, log=log, need_one=False,
+                                 min_stable_tests=recipe.min_stable_tests,
+                                 test_timeout=recipe.verify.test_timeout_s)
     strategies = [get_strategy(name) for name in recipe.strategies]
     by_spec: dict[SourceSpec, SourceReport] = {}
     for src in done:
@@ -262,7 +340,8 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
             baseline_seconds=src.baseline.run_seconds, env_build_seconds=src.env.build_seconds,
             candidates=found, tried=run.get("tried") if run else None,
             tasks=run.get("emitted") if run else None, decisions=src.env.spec.decisions,
-            notes=src.notes)
+            notes=src.notes, import_errors=src.baseline.collection_errors,
+            hung=src.baseline.hung)
     for entry in aside:
         row = entry.to_dict()
         by_spec[entry.spec] = SourceReport(name=row["name"], source=row["source"],

@@ -301,6 +301,7 @@ def ingest(source: str, ref: str | None, repeats: int, timeout: float, max_size_
         "tests": len(src.baseline.tests), "stable": len(src.baseline.stable),
         "flaky": len(src.baseline.flaky), "failing": len(src.baseline.failing),
         "baseline_seconds": list(src.baseline.run_seconds),
+        "hung": list(src.baseline.hung), "import_errors": src.baseline.collection_errors,
     }
     src.project.parsed_files()  # parse every source file now, so syntax errors are reported
     info["skipped_files"] = dict(sorted(src.project.skipped.items()))
@@ -317,6 +318,10 @@ def ingest(source: str, ref: str | None, repeats: int, timeout: float, max_size_
     table.add_row("test command", escape(" ".join(src.env.spec.test_command)))
     for note in src.notes:
         table.add_row("source", escape(note))
+    for test_id in src.baseline.hung:
+        table.add_row("hung (left out)", escape(test_id))
+    for module, error in src.baseline.collection_errors.items():
+        table.add_row("import error", escape(f"{module}: {error}"))
     for decision in src.env.spec.decisions:
         table.add_row("decision", escape(decision))
     for path, why in info["skipped_files"].items():

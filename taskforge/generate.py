@@ -72,10 +72,24 @@ def _unit(*parts: str) -> float:
 
 def order_candidates(candidates: list[Candidate], weights: dict[str, float], seed: int,
                      snapshot_id: str) -> list[Candidate]:
-    """A seeded, weighted order (Efraimidis-Spirakis keys): heavier strategies come earlier."""
-    def key(c: Candidate) -> tuple[float, str]:
-        return (-(_unit(str(seed), snapshot_id, c.key) ** (1.0 / weights[c.strategy])), c.key)
-    return sorted(candidates, key=key)
+    """A seeded order stratified by strategy: every prefix holds each strategy (that still
+    has candidates) in proportion to its weight, so a strategy with 23 of 1,795 candidates
+    is tried as often as one with 1,000 at equal weight, and the first len(strategies)
+    places hold one of each. Within a strategy the order is seeded by candidate."""
+    by_strategy: dict[str, list[Candidate]] = {}
+    for c in sorted(candidates, key=lambda c: (_unit(str(seed), snapshot_id, c.key), c.key)):
+        by_strategy.setdefault(c.strategy, []).append(c)
+    # Stride scheduling: the next place goes to the strategy whose next candidate is due
+    # first ((taken + 1) / weight); ties by a seeded draw, so no name always leads.
+    tie = {name: _unit(str(seed), snapshot_id, "strategy", name) for name in by_strategy}
+    taken = dict.fromkeys(by_strategy, 0)
+    ordered: list[Candidate] = []
+    while len(ordered) < len(candidates):
+        name = min((n for n in by_strategy if taken[n] < len(by_strategy[n])),
+                   key=lambda n: ((taken[n] + 1) / weights[n], tie[n]))
+        ordered.append(by_strategy[name][taken[name]])
+        taken[name] += 1
+    return ordered
 
 
 def select_candidates(candidates: list[Candidate], weights: dict[str, float], seed: int,
@@ -116,7 +130,6 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
     cache_dir = cache_root(cache)
     box = get_sandbox(sandbox or recipe.sandbox)
     seed = recipe.seed if seed is None else seed
-    pool = get_executor(executor, workers, ray_address)
     out_dir = Path(out)
     if limit is not None and shard[1] > 1:
         raise UserError(f"--limit {limit} with --shard {shard[0]}/{shard[1]}: a limit keeps the first "
@@ -129,15 +142,21 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
     if recipe.max_tasks_per_source == 0:
         warnings.append(f"{recipe.path}: select.max_tasks_per_source is 0: no source can give "
                         "a task, this run writes none")
+    # Before the directory is claimed: a Ray address that answers nothing fails the run early.
+    pool = get_executor(executor, workers, ray_address, sandbox=box.name, cache=cache_dir)
     # The directory is claimed (checked, locked) before the expensive work; a run that fails
     # before it journaled anything leaves the directory as it found it.
-    with claim_output(out_dir, identity, shard, force=force):
-        cleaned = prune_dead_scratch(cache_dir)
-        if cleaned:
-            progress.log(f"removed {cleaned} scratch directories that killed runs left")
-        return _generate_claimed(recipe, out_dir, shard, cache_dir=cache_dir, box=box, pool=pool,
-                                 seed=seed, limit=limit, resume=resume, curriculum=curriculum,
-                                 progress=progress, identity=identity, warnings=warnings)
+    try:
+        with claim_output(out_dir, identity, shard, force=force):
+            cleaned = prune_dead_scratch(cache_dir)
+            if cleaned:
+                progress.log(f"removed {cleaned} scratch directories that killed runs left")
+            return _generate_claimed(recipe, out_dir, shard, cache_dir=cache_dir, box=box,
+                                     pool=pool, seed=seed, limit=limit, resume=resume,
+                                     curriculum=curriculum, progress=progress,
+                                     identity=identity, warnings=warnings)
+    finally:
+        pool.close()  # a Ray instance started for the run ends with it, failed or not
 
 
 def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, cache_dir: Path,
@@ -151,7 +170,9 @@ def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, 
                                         sandbox=box, repeats=recipe.verify.repeats,
                                         timeout=recipe.verify.timeout_s,
                                         licenses=recipe.licenses,
-                                        max_source_mb=recipe.max_source_mb, log=progress.log)
+                                        max_source_mb=recipe.max_source_mb, log=progress.log,
+                                        min_stable_tests=recipe.min_stable_tests,
+                                        test_timeout=recipe.verify.test_timeout_s, pool=pool)
     strategies = {name: get_strategy(name) for name in recipe.strategies}
     summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
@@ -349,7 +370,7 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
                 break
             confirm_started = time.monotonic()
             for (candidate, _screened), entry in pool.map_unordered(
-                    job, confirm[start:start + pool.workers]):
+                    job, confirm[start:start + pool.workers], needs=source.cache_entries()):
                 finish(candidate, entry)
                 if entry["status"] == "emitted":
                     spent["scan"] += entry["record"]["verification"]["scan_seconds"]

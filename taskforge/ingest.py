@@ -1,25 +1,39 @@
 """Ingest: source -> snapshot -> environment -> baseline, each step cached.
 
-A recipe's sources are ingested one by one; a source that fails (no snapshot, no
-environment, a suite that hangs or has no passing test) or whose license the recipe does
-not select is set aside with a one-line reason and the others go on.
+A recipe's sources are ingested one by one, their baselines as jobs of the run's pool; a
+source that fails (no snapshot, no environment, a suite that hangs or has no passing test) or
+whose license the recipe does not select is set aside with a one-line reason and the others
+go on.
 """
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import git as gitpython
+
 from taskforge.delete import PythonProject
 from taskforge.env import build_environment, detect_spec
+from taskforge.env.outputs import with_build_outputs
 from taskforge.errors import UserError
+from taskforge.executors.local import LocalExecutor
+from taskforge.gitcmd import GitError
 from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
 from taskforge.sandbox import Sandbox
 from taskforge.sources import ingest_source, source_notes
-from taskforge.testing.baseline import run_baseline
+from taskforge.sources.license import license_allowed
+from taskforge.testing.baseline import (
+    TEST_TIMEOUT,
+    cached_baseline,
+    import_errors_line,
+    keep_baseline,
+    run_baseline,
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +47,11 @@ class IngestedSource:
     # Wall-clock seconds this run spent on each ingest stage: "ingest" (the snapshot),
     # "environment", "baseline" (near zero when the cache already held it).
     seconds: dict[str, float] = field(default_factory=dict)
+
+    def cache_entries(self) -> tuple[Path, Path]:
+        """The content-addressed cache directories a job on this source reads: the snapshot's
+        and the environment's (what another machine must have at the same path)."""
+        return self.snapshot.root.parent, self.env.venv.parent
 
 
 @dataclass(frozen=True)
@@ -56,17 +75,33 @@ class SetAside:
 
 def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, repeats: int,
            timeout: float, max_source_mb: float | None = None,
-           log: Callable[[str], None] = lambda _m: None) -> IngestedSource:
+           log: Callable[[str], None] = lambda _m: None,
+           test_timeout: float = TEST_TIMEOUT) -> IngestedSource:
     log(f"{spec.describe()}: snapshot")
     started = time.monotonic()
     snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
-    return _ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox, repeats=repeats,
-                            timeout=timeout, log=log, snapshot_seconds=time.monotonic() - started)
+    prepared = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log,
+                            snapshot_seconds=time.monotonic() - started)
+    started = time.monotonic()
+    baseline = run_baseline(prepared.snapshot, prepared.env, sandbox, cache, repeats=repeats,
+                            timeout=timeout, test_timeout=test_timeout)
+    return _ingested(prepared, baseline, time.monotonic() - started, log, test_timeout)
 
 
-def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandbox: Sandbox,
-                     repeats: int, timeout: float, log: Callable[[str], None],
-                     snapshot_seconds: float) -> IngestedSource:
+@dataclass(frozen=True)
+class _Prepared:
+    """What this machine makes of a source before its baseline: snapshot (with the build's
+    outputs) and environment."""
+
+    spec: SourceSpec
+    snapshot: Snapshot
+    env: Environment
+    notes: tuple[str, ...]
+    seconds: dict[str, float]  # "ingest" (the snapshot), "environment"
+
+
+def _environment(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, repeats: int,
+                 log: Callable[[str], None], snapshot_seconds: float) -> _Prepared:
     log(f"{snapshot.name}: snapshot {snapshot.id[:12]} (commit {snapshot.commit[:12]}); "
         "environment")
     notes = tuple(source_notes(snapshot, cache))
@@ -74,15 +109,32 @@ def _ingest_snapshot(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, sandb
         log(f"{snapshot.name}: {note}")
     started = time.monotonic()
     env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
-    built = time.monotonic()
+    built: list[str] = []
+    if env.outputs:
+        # The tasks are made from the tree as the build leaves it (env/outputs.py).
+        snapshot = with_build_outputs(snapshot, env, cache)
+        built.append(f"build outputs added to the snapshot ({snapshot.id[:12]}): "
+                     + ", ".join(env.outputs[:5]) + (" ..." if len(env.outputs) > 5 else ""))
+    built += [f"build output left out: {note}" for note in env.build_notes]
+    for note in built:
+        log(f"{snapshot.name}: {note}")
+    seconds = {"ingest": snapshot_seconds, "environment": time.monotonic() - started}
     log(f"{snapshot.name}: environment {env.key[:12]}; baseline ({max(2, repeats)} runs)")
-    baseline = run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout)
-    seconds = {"ingest": snapshot_seconds, "environment": built - started,
-               "baseline": time.monotonic() - built}
+    return _Prepared(spec, snapshot, env, notes + tuple(built), seconds)
+
+
+def _ingested(prepared: _Prepared, baseline: Baseline, baseline_seconds: float,
+              log: Callable[[str], None], test_timeout: float) -> IngestedSource:
+    snapshot, env = prepared.snapshot, prepared.env
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
         f"{len(baseline.flaky)} flaky (test map: {baseline.tracer})")
+    if baseline.hung:
+        log(f"{snapshot.name}: {hung_line(baseline.hung, test_timeout)}")
+    if baseline.collection_errors:
+        log(f"{snapshot.name}: {import_errors_line(baseline.collection_errors)}")
     project = PythonProject(snapshot.root, env.pythonpath)
-    return IngestedSource(spec, snapshot, env, baseline, project, notes,
+    seconds = {**prepared.seconds, "baseline": baseline_seconds}
+    return IngestedSource(prepared.spec, snapshot, env, baseline, project, prepared.notes,
                           {stage: round(s, 3) for stage, s in seconds.items()})
 
 
@@ -90,36 +142,122 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                    sandbox: Sandbox, repeats: int, timeout: float,
                    licenses: tuple[str, ...] | None = None, max_source_mb: float | None = None,
                    log: Callable[[str], None] = lambda _m: None, need_one: bool = True,
-                   ) -> tuple[list[IngestedSource], list[SetAside]]:
+                   min_stable_tests: int = 1, test_timeout: float = TEST_TIMEOUT,
+                   pool: Any = None) -> tuple[list[IngestedSource], list[SetAside]]:
     """Ingest every source; the ones that fail are set aside with their reason.
+
+    Snapshots and environments are made here, one source after another (a source path is on
+    this machine). The baselines not cached yet, which run each suite several times, are jobs
+    of `pool` (Ray tasks with `--executor ray`), every source's at once.
 
     When every source fails a run has nothing to work on (`need_one`): the first reason is
     raised as a UserError, exactly as a single-source run reports it.
     """
-    done: list[IngestedSource] = []
-    aside: list[SetAside] = []
-    for spec in specs:
+    outcomes: dict[int, IngestedSource | SetAside] = {}
+    ready: list[tuple[int, _Prepared]] = []
+
+    def finish(index: int, prepared: _Prepared, baseline: Baseline, seconds: float) -> None:
+        stable = len(baseline.stable)
+        if stable < min_stable_tests:
+            broken = baseline.collection_errors
+            outcomes[index] = _set_aside(
+                prepared.spec, f"{stable} stable tests, fewer than select.min_stable_tests "
+                f"({min_stable_tests})" + (f"; {import_errors_line(broken)}" if broken else ""),
+                prepared.snapshot, log, who=prepared.snapshot.name)
+        else:
+            outcomes[index] = _ingested(prepared, baseline, seconds, log, test_timeout)
+
+    for index, spec in enumerate(specs):
         snapshot = None
         try:
             log(f"{spec.describe()}: snapshot")
             started = time.monotonic()
             snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
-            if licenses is not None and snapshot.license not in licenses:
-                aside.append(SetAside(spec, f"license {snapshot.license or 'unknown'} is not in "
-                                            f"select.licenses ({', '.join(licenses)})", snapshot))
-                log(f"{snapshot.name}: set aside: {aside[-1].reason}")
+            if licenses is not None and not license_allowed(snapshot.license, licenses):
+                outcomes[index] = _set_aside(spec, f"license {snapshot.license or 'unknown'} is "
+                                             f"not in select.licenses ({', '.join(licenses)})",
+                                             snapshot, log, who=snapshot.name)
                 continue
-            done.append(_ingest_snapshot(spec, snapshot, cache=cache, sandbox=sandbox,
-                                         repeats=repeats, timeout=timeout, log=log,
-                                         snapshot_seconds=time.monotonic() - started))
+            prepared = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log,
+                                    snapshot_seconds=time.monotonic() - started)
+            # Cached here: no job (a node with a cache of its own would run it again).
+            started = time.monotonic()
+            cached = cached_baseline(prepared.snapshot, prepared.env, sandbox, cache,
+                                     repeats=repeats, test_timeout=test_timeout)
+            if cached is not None:
+                finish(index, prepared, cached, time.monotonic() - started)
+            else:
+                ready.append((index, prepared))
         except UserError as e:
-            aside.append(SetAside(spec, _without_source(str(e), spec, snapshot), snapshot))
-            log(f"{spec.describe()}: set aside: {aside[-1].reason}")
+            outcomes[index] = _set_aside(spec, _without_source(str(e), spec, snapshot), snapshot,
+                                         log)
+        except SOURCE_FAILURES as e:
+            # Not a message written for users, but still this source's failure alone (a
+            # damaged cache entry, a tool that failed): named, and the run goes on.
+            outcomes[index] = _set_aside(spec, _source_failure(e), snapshot, log)
+
+    def baseline_job(item: tuple[int, _Prepared]) -> tuple[Baseline | str, float]:
+        prepared = item[1]
+        started = time.monotonic()
+        try:
+            baseline: Baseline | str = run_baseline(prepared.snapshot, prepared.env, sandbox,
+                                                    cache, repeats=repeats, timeout=timeout,
+                                                    test_timeout=test_timeout)
+        except UserError as e:  # the source is set aside; the other baselines go on
+            baseline = _without_source(str(e), prepared.spec, prepared.snapshot)
+        except SOURCE_FAILURES as e:
+            baseline = _source_failure(e)
+        return baseline, time.monotonic() - started
+
+    needs = [entry for _i, prepared in ready
+             for entry in (prepared.snapshot.root.parent, prepared.env.venv.parent)]
+    for (index, prepared), (baseline, seconds) in (pool or LocalExecutor(1)).map_unordered(
+            baseline_job, ready, needs=needs):
+        if isinstance(baseline, str):
+            outcomes[index] = _set_aside(specs[index], baseline, prepared.snapshot, log)
+        else:
+            keep_baseline(cache, baseline)
+            finish(index, prepared, baseline, seconds)
+    done = [o for _i, o in sorted(outcomes.items()) if isinstance(o, IngestedSource)]
+    aside = [o for _i, o in sorted(outcomes.items()) if isinstance(o, SetAside)]
     if need_one and not done and aside:
         first = aside[0]
         where = first.snapshot.source if first.snapshot else first.spec.describe()
         raise UserError(f"{where}: {first.reason}")
     return done, aside
+
+
+def _set_aside(spec: SourceSpec, reason: str, snapshot: Snapshot | None,
+               log: Callable[[str], None], who: str | None = None) -> SetAside:
+    log(f"{who or spec.describe()}: set aside: {reason}")
+    return SetAside(spec, reason, snapshot)
+
+
+# What else one source can raise that is its own failure, not taskforge's: git and
+# gitpython errors, a tool that exits non-zero or hangs, a file that cannot be read.
+SOURCE_FAILURES = (GitError, gitpython.exc.GitError, subprocess.SubprocessError, OSError)
+
+
+def _source_failure(error: BaseException) -> str:
+    if isinstance(error, (GitError, gitpython.exc.GitError)):
+        kind = f"git operation failed ({type(error).__name__})"
+    elif isinstance(error, subprocess.SubprocessError):
+        kind = f"a command failed ({type(error).__name__})"
+    else:
+        kind = f"cannot read or write a file ({type(error).__name__})"
+    return f"{kind}: {_one_line(str(error))}"
+
+
+def _one_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return (lines[-1] if lines else "no message")[:300]
+
+
+def hung_line(hung: tuple[str, ...], limit: float) -> str:
+    """`1 test ran past 60s and is left out: tests/test_io.py::test_wait`."""
+    many = len(hung) != 1
+    return (f"{len(hung)} test{'s' if many else ''} ran past {limit:g}s and "
+            f"{'are' if many else 'is'} left out: {', '.join(hung)}")
 
 
 def _without_source(message: str, spec: SourceSpec, snapshot: Snapshot | None) -> str:
@@ -149,6 +287,8 @@ class SourceReport:
     tasks: int | None = None
     decisions: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    import_errors: dict[str, str] = field(default_factory=dict)  # test file -> its error
+    hung: tuple[str, ...] = ()  # tests left out: each ran past the per-test limit
 
     @property
     def stable_share(self) -> float:
@@ -166,7 +306,8 @@ class SourceReport:
                 "env_build_seconds": self.env_build_seconds, "candidates": self.candidates,
                 "tried": self.tried, "tasks": self.tasks,
                 "yield": None if self.yield_share is None else round(self.yield_share, 4),
-                "decisions": list(self.decisions), "notes": list(self.notes)}
+                "decisions": list(self.decisions), "notes": list(self.notes),
+                "import_errors": dict(self.import_errors), "hung": list(self.hung)}
 
 
 def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
@@ -185,7 +326,9 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
     done, aside = ingest_sources(recipe.sources, cache=cache, base_dir=Path.cwd(),
                                  sandbox=sandbox, repeats=recipe.verify.repeats,
                                  timeout=recipe.verify.timeout_s, licenses=recipe.licenses,
-                                 max_source_mb=recipe.max_source_mb, log=log, need_one=False)
+                                 max_source_mb=recipe.max_source_mb, log=log, need_one=False,
+                                 min_stable_tests=recipe.min_stable_tests,
+                                 test_timeout=recipe.verify.test_timeout_s)
     strategies = [get_strategy(name) for name in recipe.strategies]
     by_spec: dict[SourceSpec, SourceReport] = {}
     for src in done:
@@ -197,7 +340,8 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
             baseline_seconds=src.baseline.run_seconds, env_build_seconds=src.env.build_seconds,
             candidates=found, tried=run.get("tried") if run else None,
             tasks=run.get("emitted") if run else None, decisions=src.env.spec.decisions,
-            notes=src.notes)
+            notes=src.notes, import_errors=src.baseline.collection_errors,
+            hung=src.baseline.hung)
     for entry in aside:
         row = entry.to_dict()
         by_spec[entry.spec] = SourceReport(name=row["name"], source=row["source"],

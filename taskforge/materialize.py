@@ -8,7 +8,7 @@ from typing import Any
 
 from taskforge.errors import UserError
 from taskforge.patches import apply_patch
-from taskforge.sanitize import sanitize_workspace, scan_removals, tracked_paths
+from taskforge.sanitize import changed_paths, sanitize_workspace, scan_removals, tracked_paths
 
 
 def materialize_record(record: dict[str, Any], snapshot_root: Path,
@@ -24,7 +24,9 @@ def materialize_record(record: dict[str, Any], snapshot_root: Path,
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(snapshot_root, dest, symlinks=True)
     apply_patch(dest, record["deletion_patch"])
-    # Files the repository tracks on purpose stay; what the task's leak scan removed goes.
+    # Files the repository tracks on purpose stay; what the task's leak scan removed goes, and
+    # so does any compiled copy of the code the deletion edited (tracked or not).
     removed = sanitize_workspace(dest, keep=tracked_paths(snapshot_root),
-                                 also_remove=scan_removals(record))
+                                 also_remove=scan_removals(record),
+                                 changed=changed_paths(record["deletion_patch"]))
     return dest, removed

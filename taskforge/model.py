@@ -63,6 +63,10 @@ class Environment:
     pythonpath: tuple[str, ...]  # workspace-relative import roots
     frozen: tuple[str, ...]  # resolved package versions
     build_seconds: float
+    # files the build wrote into the project's tree (workspace-relative), kept in outputs_dir
+    outputs: tuple[str, ...] = ()
+    outputs_dir: Path | None = None
+    build_notes: tuple[str, ...] = ()  # what the build's outputs left out, and why
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,9 @@ class TestRun:
     timed_out: bool = False
     log_tail: str = ""
     durations: dict[str, float] = field(default_factory=dict)  # seconds per test
+    # test file (as pytest names it) -> the last error line, for files that failed to collect
+    collection_errors: dict[str, str] = field(default_factory=dict)
+    hung: str | None = None  # the test that ran past the per-test limit and ended the run
 
     def passed(self) -> set[str]:
         return {t for t, o in self.outcomes.items() if o == "passed"}
@@ -100,6 +107,9 @@ class Baseline:
     # path -> lines executed by Python subprocesses the tests started (also in `coverage`)
     subprocess_lines: dict[str, tuple[int, ...]] = field(repr=False, default_factory=dict)
     tracer: str = "coverage"  # what recorded `coverage`: coverage.py, or sysmon (3.12+)
+    # test files that failed to import in the baseline, with the error: their tests are lost
+    collection_errors: dict[str, str] = field(default_factory=dict)
+    hung: tuple[str, ...] = ()  # tests that ran past the per-test limit: left out, like flaky
 
     def tests_covering(self, path: str, lines: range) -> tuple[set[str], bool]:
         """Tests that executed any of `lines` of `path`, and whether they also ran at import time."""

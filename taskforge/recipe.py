@@ -13,12 +13,16 @@ from taskforge.delete import BROKEN_IMPORTS, STATEMENT_DETAIL, STRATEGIES, Selec
 from taskforge.errors import UserError
 from taskforge.model import SourceSpec
 from taskforge.sandbox import NAMES as SANDBOX_NAMES
+from taskforge.sources.license import spdx_expression
 
 
 @dataclass(frozen=True)
 class VerifyOptions:
     repeats: int = 2
     timeout_s: float = 300.0
+    # One test (setup, call, teardown) running longer in the baseline is left out as hung,
+    # and the suite runs again without it.
+    test_timeout_s: float = 60.0
     full_suite: bool = False
     # A deletion that breaks collection becomes a task whose uncollected tests are FAIL_TO_PASS
     # (recorded as `verification.collateral`) instead of a `collection-breaks` rejection.
@@ -41,6 +45,9 @@ class Recipe:
     base_dir: Path = field(default=Path("."))
     licenses: tuple[str, ...] | None = None  # select.licenses: SPDX ids to keep; None: all
     max_source_mb: float | None = None  # select.max_source_mb: larger sources are set aside
+    # select.min_stable_tests: a source whose baseline has fewer stable tests is set aside
+    # (most of a suite that fails to import is a broken set-up, not a small suite)
+    min_stable_tests: int = 1
 
 
 class _Checker:
@@ -102,9 +109,10 @@ class _StrictLoader(yaml.SafeLoader):
 TOP_KEYS = {"name", "seed", "sources", "strategies", "select", "task", "verify", "sandbox"}
 SOURCE_KEYS = {"path", "git", "pypi", "ref", "install", "test_command", "python"}
 SELECT_KEYS = {"min_covering_tests", "min_body_lines", "max_tasks_per_source", "licenses",
-               "max_source_mb", "lines", "min_lines", "max_lines", "symbols"}
+               "max_source_mb", "min_stable_tests", "lines", "min_lines", "max_lines", "symbols"}
 TASK_KEYS = {"tests_visible", "keep_docstrings", "broken_imports", "statement"}
-VERIFY_KEYS = {"repeats", "timeout_s", "full_suite", "allow_collection_breaks"}
+VERIFY_KEYS = {"repeats", "timeout_s", "test_timeout_s", "full_suite",
+               "allow_collection_breaks"}
 
 
 def load_recipe(path: str | Path) -> Recipe:
@@ -147,6 +155,9 @@ def load_recipe(path: str | Path) -> Recipe:
     licenses = _licenses(c, sel["licenses"]) if "licenses" in sel else None
     max_source_mb = float(c.typed(sel, "max_source_mb", "select", (int, float), 0)) \
         if "max_source_mb" in sel else None
+    min_stable_tests = c.typed(sel, "min_stable_tests", "select", int, 1)
+    if min_stable_tests < 1:
+        raise c.fail("select.min_stable_tests", "must be at least 1")
     tsk = c.mapping(top.get("task"), "task", TASK_KEYS)
     task = TaskOptions(keep_docstrings=c.typed(tsk, "keep_docstrings", "task", bool, True),
                        tests_visible=c.typed(tsk, "tests_visible", "task", bool, True),
@@ -155,9 +166,13 @@ def load_recipe(path: str | Path) -> Recipe:
     ver = c.mapping(top.get("verify"), "verify", VERIFY_KEYS)
     verify = VerifyOptions(repeats=c.typed(ver, "repeats", "verify", int, 2),
                            timeout_s=float(c.typed(ver, "timeout_s", "verify", (int, float), 300)),
+                           test_timeout_s=float(c.typed(ver, "test_timeout_s", "verify",
+                                                        (int, float), 60)),
                            full_suite=c.typed(ver, "full_suite", "verify", bool, False),
                            allow_collection_breaks=c.typed(ver, "allow_collection_breaks",
                                                            "verify", bool, False))
+    if verify.test_timeout_s <= 0:
+        raise c.fail("verify.test_timeout_s", "must be positive")
     if verify.repeats < 1:
         raise c.fail("verify.repeats", "must be at least 1")
     sandbox = c.typed(top, "sandbox", "", str, "auto")
@@ -166,7 +181,8 @@ def load_recipe(path: str | Path) -> Recipe:
     return Recipe(name=name, path=file, sha256=hashlib.sha256(raw_bytes).hexdigest(), seed=seed,
                   sources=sources, strategies=strategies, select=select,
                   max_tasks_per_source=max_tasks, task=task, verify=verify, sandbox=sandbox,
-                  base_dir=file.resolve().parent, licenses=licenses, max_source_mb=max_source_mb)
+                  base_dir=file.resolve().parent, licenses=licenses, max_source_mb=max_source_mb,
+                  min_stable_tests=min_stable_tests)
 
 
 def _choice(c: _Checker, table: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
@@ -215,10 +231,13 @@ def _licenses(c: _Checker, raw: Any) -> tuple[str, ...]:
     """SPDX ids, as written in task records (`MIT`, `Apache-2.0`, `BSD-3-Clause` ...)."""
     if not isinstance(raw, list) or not raw:
         raise c.fail("select.licenses", "expected a non-empty list of SPDX license ids")
+    ids = []
     for i, item in enumerate(raw):
-        if not isinstance(item, str) or not item.strip() or " " in item.strip():
+        canonical = spdx_expression(item) if isinstance(item, str) else None
+        if canonical is None or " " in canonical:
             raise c.fail(f"select.licenses[{i}]", f"expected an SPDX license id, got {item!r}")
-    return tuple(item.strip() for item in raw)
+        ids.append(canonical)
+    return tuple(ids)
 
 
 def _source(c: _Checker, raw: Any, where: str) -> SourceSpec:

@@ -142,7 +142,8 @@ def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, re
                                      timeout=timeout)
         for _chunk, found in pool.map_unordered(
                 lambda chunk: screen(chunk, source.snapshot.root, source.env, sandbox, cache,
-                                     timeout=timeout, bytecode=bytecode), chunks):
+                                     timeout=timeout, bytecode=bytecode), chunks,
+                needs=(*source.cache_entries(), bytecode)):
             results.update({tuple(job_id.split("\0")): r for job_id, r in found.items()})
         return results
 

@@ -168,6 +168,17 @@ def test_pep735_group_with_include_group(tmp_path: Path) -> None:
     assert spec.project_install == "."
 
 
+def test_pep735_group_names_are_normalised(tmp_path: Path) -> None:
+    """`include-group = "Lint"` names the group `lint` (PEP 735 normalises names like PEP 503);
+    read literally it resolved to nothing and the group's requirements were lost."""
+    root = project(tmp_path, {"pyproject.toml": pyproject(
+        '[dependency-groups]\nBase_Deps = ["attrs"]\n'
+        'Tests = [{include-group = "base-deps"}, {include-group = "Lint"}, "pytest-mock"]\n'
+        'lint = ["flake8-bugbear"]')})
+    spec = spec_of(root)
+    assert {"attrs", "pytest-mock", "flake8-bugbear"} <= set(spec.requirements)
+
+
 def test_requirements_files_follow_includes(tmp_path: Path) -> None:
     root = project(tmp_path, {
         "requirements/base.txt": "attrs>=20  # runtime\n",
@@ -195,12 +206,20 @@ def test_tox_deps_keep_test_factors_only(tmp_path: Path) -> None:
         deps =
             pytest
             py311: freezegun
+            tests: hypothesis
             mypy: mypy
+            pytestmain: git+https://github.com/pytest-dev/pytest.git@main
+            setuptools >= 78.1.1,< 82
             {[base]deps}
     """})
     requirements = spec_of(root).requirements
-    assert "freezegun" in requirements
+    # zope.interface's: one requirement, its commas join version clauses
+    assert "setuptools >= 78.1.1,< 82" in requirements and "< 82" not in requirements
+    assert "freezegun" in requirements and "hypothesis" in requirements
     assert "mypy" not in requirements
+    # pluggy's: the environment against pytest's development branch is not the tests' own
+    # (before: "Git operation failed", the clone of an unreachable repository)
+    assert not any("git+" in r for r in requirements)
     assert not any("{" in r for r in requirements)
 
 
@@ -263,6 +282,35 @@ def test_addopts_plugins_are_neutralised_or_served() -> None:
         "-nauto"]
     assert plan.plugins == [("pytest-timeout", "--timeout")]
     assert plan_addopts(["-ra", "--strict-markers"]).override is False
+
+
+def test_loading_a_neutralised_plugin_is_neutralised_too() -> None:
+    """propcache's `-p pytest_cov` (with its --cov options): pytest-cov is not installed, so
+    pytest stopped at "Error importing plugin pytest_cov" and the source was set aside."""
+    plan = plan_addopts(["--doctest-modules", "-p", "pytest_cov", "--cov", "-pxdist",
+                         "-p", "no:cacheprovider", "-p", "pytester"])
+    assert [option for option, _ in plan.dropped] == ["-p pytest_cov", "--cov", "-p xdist"]
+    assert plan.kept == ["--doctest-modules", "-p", "no:cacheprovider", "-p", "pytester"]
+
+
+def test_combined_short_flags_are_unbundled_and_x_neutralised() -> None:
+    """`-xvs` stopped the baseline at the first failure: `-x` hid inside the cluster."""
+    plan = plan_addopts(["-xvs", "-vrA", "-ra", "-p", "no:warnings"])
+    assert [option for option, _ in plan.dropped] == ["-x"]
+    assert plan.kept == ["-v", "-s", "-v", "-rA", "-ra", "-p", "no:warnings"]
+
+
+def test_addopts_value_with_spaces_stays_one_word(tmp_path: Path) -> None:
+    """`-m "not slow"` was joined with spaces and split again: pytest took `slow` as a path.
+    With network markers, a second `-m` would replace the project's; the two are joined."""
+    root = project(tmp_path, {"pyproject.toml": pyproject(
+        '[tool.pytest.ini_options]\naddopts = \'--cov=pkg -m "not slow"\'\n')})
+    command = spec_of(root).test_command
+    assert command == ("python", "-m", "pytest", "-o", "addopts=", "-m", "not slow")
+    (root / "tests/test_net.py").write_text("import pytest\n\n@pytest.mark.network\n"
+                                            "def test_remote():\n    pass\n")
+    command = spec_of(root).test_command
+    assert command[-2:] == ("-m", "(not slow) and ((not(network)))")
 
 
 def test_ini_file_precedence(tmp_path: Path) -> None:
@@ -331,6 +379,25 @@ def test_network_markers_are_deselected_and_stray_tests_py_passed(tmp_path: Path
     assert spec.project_install is None
 
 
+def test_a_stray_test_py_in_the_tests_directory_is_passed(tmp_path: Path) -> None:
+    """decorator's suite is tests/test.py (not a name pytest collects): "no tests found"."""
+    root = make_project(tmp_path, {
+        "mod.py": CODE,
+        "tests/test.py": "from mod import double\n\ndef test_double():\n    assert double(1) == 2\n",
+    })
+    assert spec_of(root).test_command == ("python", "-m", "pytest", "tests/test.py")
+
+
+def test_a_tests_py_inside_the_package_is_passed(tmp_path: Path) -> None:
+    """zope.event's suite is src/zope/event/tests.py, inside the package: "no tests found"."""
+    root = make_project(tmp_path, {
+        "src/zope/event/__init__.py": CODE,
+        "src/zope/event/tests.py": "import unittest\n\nclass T(unittest.TestCase):\n"
+                                   "    def test_it(self):\n        pass\n",
+    })
+    assert spec_of(root).test_command[-1] == "src/zope/event/tests.py"
+
+
 # ------------------------------------------------------------------ real environments
 
 
@@ -364,6 +431,37 @@ def test_real_suite_with_cov_addopts_network_tests_and_doctests(tmp_path: Path,
                                        "tests/test_data.py::test_from_file"}
     assert src.baseline.stable == src.baseline.tests
     assert src.env.pythonpath == (".",)
+
+
+@pytest.mark.slow
+def test_real_suite_with_a_marker_expression_and_bundled_exitfirst(tmp_path: Path,
+                                                                   tf_cache: Path) -> None:
+    """Before: the source was set aside ("file or directory not found: slow"), and once that
+    ran, `-xvs` stopped the baseline at the first failing test, losing every later one."""
+    root = project(tmp_path, {
+        "pyproject.toml": pyproject('[tool.pytest.ini_options]\n'
+                                    'addopts = \'--cov=pkg -m "not slow" -xvs\'\n'
+                                    'markers = ["slow: takes long"]'),
+        "tests/test_a_first.py": "def test_broken():\n    assert False\n",
+        "tests/test_slow.py": "import pytest\n\n@pytest.mark.slow\ndef test_long():\n"
+                              "    pass\n",
+    })
+    src = ingest_root(root, tf_cache)
+    assert set(src.baseline.tests) == {"tests/test_a_first.py::test_broken",
+                                       "tests/test_core.py::test_double"}
+    assert src.baseline.stable == ("tests/test_core.py::test_double",)
+
+
+@pytest.mark.slow
+def test_a_conflicting_pinned_requirements_file_names_the_conflict(tmp_path: Path,
+                                                                   tf_cache: Path) -> None:
+    """Before: "No solution found when resolving dependencies", and no word of which."""
+    root = project(tmp_path, {"requirements-test.txt": "pytest==7.0.0\nattrs==19.1.0\n"})
+    with pytest.raises(UserError) as caught:
+        ingest_root(root, tf_cache)
+    message = str(caught.value)
+    assert "No solution found" in message
+    assert "pytest==7.0.0 depends on attrs>=19.2.0" in message and "attrs==19.1.0" in message
 
 
 def test_real_namespace_package_in_src_layout(tmp_path: Path, tf_cache: Path) -> None:

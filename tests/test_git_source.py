@@ -130,3 +130,22 @@ def test_size_limit(tmp_path: Path, history: dict) -> None:
         fetch(url, commit, tmp_path / "cache", max_mb=0.01)
     assert "over the size limit of 0.01 MB" in str(info.value) and url in str(info.value)
     assert fetch(url, commit, tmp_path / "cache", max_mb=1).commit == commit
+
+
+@pytest.mark.parametrize("kind", ["git", "path"])
+def test_export_attributes_do_not_change_the_snapshot(tmp_path: Path, kind: str) -> None:
+    """`git archive` obeyed the project's .gitattributes: `tests/ export-ignore` left the
+    tests out of the snapshot, and `export-subst` filled pluggy's .git_archival.txt in with
+    the snapshot's commit and no tag, from which setuptools-scm read version 0.0 (pluggy
+    0.0, and pytest could not be installed with it). The snapshot is the files as committed."""
+    archival = "node: $Format:%H$\ndescribe-name: $Format:%(describe:tags=true)$\n"
+    root = make_project(tmp_path, {**FILES, ".git_archival.txt": archival,
+                                   ".gitattributes": ".git_archival.txt export-subst\n"
+                                                     "tests/ export-ignore\n"}, name="origin")
+    if kind == "git":
+        init_repo(root)
+        commit_all(root, "first")
+    snapshot = ingest_source(SourceSpec(kind=kind, location=str(root)), tmp_path / "cache",
+                             tmp_path)
+    assert (snapshot.root / "tests/test_core.py").is_file()
+    assert (snapshot.root / ".git_archival.txt").read_text() == archival

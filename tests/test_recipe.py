@@ -82,10 +82,11 @@ def test_licenses_and_size_limit_are_read(tmp_path: Path) -> None:
         name: licensed
         sources:
           - path: somewhere
-        select: {licenses: [MIT, Apache-2.0], max_source_mb: 50}
+        select: {licenses: [mit, Apache-2.0, GPL-3.0], max_source_mb: 50, min_stable_tests: 20}
     """))
-    assert recipe.licenses == ("MIT", "Apache-2.0")
+    assert recipe.licenses == ("MIT", "Apache-2.0", "GPL-3.0-only")  # canonical SPDX ids
     assert recipe.max_source_mb == 50.0
+    assert recipe.min_stable_tests == 20
     assert load_recipe(write_recipe(tmp_path / "all.yaml", "name: all\n" + MINIMAL_SOURCES)
                        ).licenses is None
 
@@ -155,6 +156,10 @@ BAD = {
     "not-a-mapping": ("- just\n- a list\n", ["mapping"]),
     "licenses-not-a-list": ("name: x\nselect: {licenses: MIT}\n" + MINIMAL_SOURCES,
                             ["select.licenses", "list"]),
+    "test-timeout-zero": ("name: x\nverify: {test_timeout_s: 0}\n" + MINIMAL_SOURCES,
+                          ["verify.test_timeout_s", "positive"]),
+    "min-stable-tests-zero": ("name: x\nselect: {min_stable_tests: 0}\n" + MINIMAL_SOURCES,
+                              ["select.min_stable_tests", "at least 1"]),
     "licenses-not-ids": ("name: x\nselect: {licenses: [MIT, 'BSD License']}\n" + MINIMAL_SOURCES,
                          ["select.licenses[1]", "SPDX"]),
     "max-source-mb-negative": ("name: x\nselect: {max_source_mb: -5}\n" + MINIMAL_SOURCES,

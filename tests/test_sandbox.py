@@ -388,3 +388,25 @@ def test_docker_runs_an_environment_from_its_own_image(tmp_path: Path) -> None:
     assert moved == {str(env.venv): str(CANONICAL_VENV)}
     labels = docker.from_env().images.get(image).labels
     assert LABEL_ENV in labels and labels["taskforge.layer"] == LABEL_ENV
+
+
+def test_the_interpreter_layer_keeps_the_standard_library_s_test_support() -> None:
+    """zipp's suite imports `test.support.os_helper` (through jaraco.test); the docker layer of
+    the interpreter left out all of `test/` (123 MB), so in docker two of its three test
+    modules failed to import ("No module named 'test'"). The rest of `test/` stays out."""
+    import io
+    import tarfile
+
+    from taskforge.sandbox.images import _skip_interpreter_parts
+
+    stdlib = Path(sys.base_prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in ("test", "idlelib"):
+            tar.add(stdlib / name, arcname=f"layer/lib/{stdlib.name}/{name}",
+                    filter=_skip_interpreter_parts)
+    with tarfile.open(fileobj=io.BytesIO(buf.getvalue())) as tar:
+        names = tar.getnames()
+    tops = {"/".join(n.split("/")[3:5]) for n in names}
+    assert tops == {"test", "test/__init__.py", "test/support", "test/libregrtest"}
+    assert f"layer/lib/{stdlib.name}/test/support/os_helper.py" in names

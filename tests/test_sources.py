@@ -146,6 +146,70 @@ def test_license_is_detected(tmp_path: Path) -> None:
     assert ingest_path(bare, tmp_path / "cache").license is None
 
 
+
+# The heads and tails of real GNU texts: the version line, and the sample notice of the
+# appendix, whose "or (at your option) any later version" is not the project's choice.
+GNU_APPENDIX = """
+                     END OF TERMS AND CONDITIONS
+
+            How to Apply These Terms to Your New Programs
+    This program is free software; you can redistribute it and/or modify
+    it under the terms of the GNU General Public License as published by
+    the Free Software Foundation; either version 2 of the License, or
+    (at your option) any later version.
+"""
+GPL2 = ("                    GNU GENERAL PUBLIC LICENSE\n                       Version 2, June 1991\n"
+        "\n Copyright (C) 1989, 1991 Free Software Foundation, Inc.\n" + GNU_APPENDIX)
+LGPL21 = ("                  GNU LESSER GENERAL PUBLIC LICENSE\n"
+          "                       Version 2.1, February 1999\n" + GNU_APPENDIX)
+BSD2 = ("Copyright (c) 2020, someone\nRedistribution and use in source and binary forms, with or "
+        "without\nmodification, are permitted provided that the following conditions are met:\n"
+        "1. Redistributions of source code must retain the above copyright notice.\n")
+BSD3 = BSD2 + ("3. Neither the name of the copyright holder nor the names of its\n"
+               "   contributors may be used to endorse or promote products\n")
+
+
+def _license_of(tmp_path: Path, name: str, files: dict[str, str]) -> str | None:
+    return ingest_path(make_project(tmp_path, {**FILES, **files}, name=name),
+                       tmp_path / "cache").license
+
+
+def test_license_texts_and_metadata_name_the_right_license(tmp_path: Path) -> None:
+    """Each case was answered wrongly before: every GNU text was GPL-3.0-only, the "BSD
+    License" classifier was BSD-3-Clause, any SPDX-shaped string was taken as it is."""
+    assert _license_of(tmp_path, "gpl2", {"COPYING": GPL2}) == "GPL-2.0-only"
+    assert _license_of(tmp_path, "lgpl", {"LICENSE": LGPL21}) == "LGPL-2.1-only"
+    notice = "Foo is free software ... either version 2 of the License, or (at your option) " \
+             "any later version.\n\n"
+    assert _license_of(tmp_path, "gpl2plus", {"COPYING": notice + GPL2}) == "GPL-2.0-or-later"
+    bsd_classifier = ('[project]\nname = "p"\nversion = "1"\n'
+                      'classifiers = ["License :: OSI Approved :: BSD License"]\n')
+    assert _license_of(tmp_path, "bsd2", {"pyproject.toml": bsd_classifier,
+                                          "LICENSE": BSD2}) == "BSD-2-Clause"
+    assert _license_of(tmp_path, "bsd3", {"pyproject.toml": bsd_classifier,
+                                          "LICENSE": BSD3}) == "BSD-3-Clause"
+    assert _license_of(tmp_path, "bsd", {"pyproject.toml": bsd_classifier}) is None
+    # Not SPDX (an unknown id, a name): the LICENSE file decides, or it stays unknown.
+    assert _license_of(tmp_path, "fake", {"pyproject.toml":
+                                          '[project]\nname = "p"\nversion = "1"\n'
+                                          'license = "Free-For-All"\n'}) is None
+    assert _license_of(tmp_path, "expr", {"pyproject.toml":
+                                          '[project]\nname = "p"\nversion = "1"\n'
+                                          'license = "mit or apache-2.0"\n'}) == "MIT OR Apache-2.0"
+    assert _license_of(tmp_path, "pkginfo", {"PKG-INFO": "Metadata-Version: 2.4\nName: p\n"
+                                             "License-Expression: Nonsense-1.0\n"
+                                             "License: GPL-3.0+\n"}) == "GPL-3.0-or-later"
+
+
+def test_license_expressions_against_select_licenses() -> None:
+    from taskforge.sources.license import license_allowed
+    assert license_allowed("MIT OR Apache-2.0", ("Apache-2.0",))
+    assert not license_allowed("MIT AND Apache-2.0", ("Apache-2.0",))
+    assert license_allowed("MIT AND Apache-2.0", ("Apache-2.0", "MIT"))
+    assert not license_allowed("(MIT OR GPL-3.0-only) AND BSD-2-Clause", ("MIT",))
+    assert not license_allowed(None, ("MIT",))
+
+
 # ----------------------------------------------------------------- git sources
 
 
@@ -375,3 +439,50 @@ def test_generate_goes_on_past_a_failing_source_and_the_report_says_why(tmp_path
     assert data["totals"]["ingested"] == 1 and data["totals"]["yield"] == 1
     text = run_cli("ingest", str(recipe), "--out", str(out), cwd=tmp_path).stdout
     assert f"failed: {broken}: " in text and "ingested 1 of 2 sources" in text
+
+
+def test_a_git_failure_in_one_source_sets_it_aside_and_the_run_goes_on(tmp_path: Path,
+                                                                       tf_cache: Path) -> None:
+    """A cached clone left empty (an interrupted run, a full disk) made gitpython raise, and the
+    exception ended the whole multi-source run instead of setting that one source aside."""
+    from taskforge.cache import digest
+    from taskforge.ingest import ingest_sources
+    from taskforge.sandbox import get_sandbox
+
+    repo = make_project(tmp_path, FILES, name="damaged")
+    init_repo(repo)
+    commit_all(repo, "initial")
+    cache = tmp_path / "cache"
+    (cache / "git" / digest("clone", str(repo))[:24]).mkdir(parents=True)
+    good = make_project(tmp_path, FILES, name="good")
+    specs = (SourceSpec(kind="git", location=str(repo)), SourceSpec(kind="path",
+                                                                    location=str(good)))
+    done, aside = ingest_sources(specs, cache=cache, base_dir=tmp_path,
+                                 sandbox=get_sandbox("none"), repeats=2, timeout=120)
+    assert [d.snapshot.name for d in done] == ["good"]
+    assert len(aside) == 1 and aside[0].reason.startswith(
+        "git operation failed (InvalidGitRepositoryError)")
+
+
+def test_test_files_that_fail_to_import_are_reported_and_min_stable_tests_sets_aside(
+        tmp_path: Path, tf_cache: Path) -> None:
+    """Five of six test files failing to import was accepted without a word."""
+    from taskforge.ingest import ingest_sources
+    from taskforge.sandbox import get_sandbox
+
+    broken = {f"tests/test_m{i}.py": f"import missing_helper_{i}\n\ndef test_x():\n    pass\n"
+              for i in range(5)}
+    root = make_project(tmp_path, {**FILES, **broken}, name="mostly-broken")
+    spec = SourceSpec(kind="path", location=str(root))
+    kwargs = {"cache": tf_cache, "base_dir": tmp_path, "sandbox": get_sandbox("none"),
+              "repeats": 2, "timeout": 120}
+    lines: list[str] = []
+    done, aside = ingest_sources((spec,), log=lines.append, **kwargs)
+    errors = done[0].baseline.collection_errors
+    assert errors == {f"tests.test_m{i}": f"ModuleNotFoundError: No module named "
+                                          f"'missing_helper_{i}'" for i in range(5)}
+    assert any("5 test files fail to import: tests.test_m0 (ModuleNotFoundError" in line
+               for line in lines)
+    done, aside = ingest_sources((spec,), min_stable_tests=2, need_one=False, **kwargs)
+    assert not done and aside[0].reason.startswith(
+        "1 stable tests, fewer than select.min_stable_tests (2); 5 test files fail to import")

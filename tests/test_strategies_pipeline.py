@@ -293,6 +293,32 @@ def test_curriculum_generates_past_what_was_solved(run: tuple[Summary, Path], so
 
 
 @pytest.mark.slow
+def test_seven_strategies_with_a_small_cap_each_give_a_task(source: Path, tmp_path: Path,
+                                                            tf_cache: Path) -> None:
+    """Issue 17's 'done when': a recipe naming all seven strategies with a cap of seven
+    candidates gets a verified task from every strategy (each has candidates here). Before
+    the stratified order, the cap's seven places went to the strategies with the most
+    candidates."""
+    recipe = write_recipe(tmp_path / "seven.yaml", f"""\
+        name: seven
+        seed: 1
+        sources:
+          - path: {source}
+        strategies: [stub-function, {", ".join(NEW_STRATEGIES)}]
+        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 7}}
+        task: {{keep_docstrings: true, statement: full}}
+        verify: {{repeats: 2, timeout_s: 120}}
+        sandbox: none
+    """)
+    summary = taskforge.generate(recipe, out=tmp_path / "out", cache=tf_cache, workers=2)
+    records = read_records(tmp_path / "out")
+    assert summary.funnel["tried"] == 7
+    assert sorted(strategy for strategy, _ in records) == sorted(
+        ["stub-function", *NEW_STRATEGIES])
+    for record in records.values():
+        assert record["FAIL_TO_PASS"]
+
+
 def test_verify_passes_every_gate_for_every_strategy(run: tuple[Summary, Path],
                                                       records: dict[tuple[str, str], dict],
                                                       tmp_path: Path) -> None:

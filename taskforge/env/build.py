@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -21,12 +22,15 @@ from pathlib import Path
 from uv import find_uv_bin
 
 from taskforge.cache import build_once, digest, read_json, write_json
+from taskforge.env.outputs import collect_outputs
 from taskforge.env.pythons import interpreter_for
+from taskforge.env.scm import UNKNOWN_VERSION, scm_version
 from taskforge.errors import UserError
 from taskforge.model import Environment, EnvSpec, Snapshot
 from taskforge.testing.bytecode import compile_tree
 
-FORMAT = 2  # bump when the layout of a built environment changes (2: compiled bytecode)
+# bump when the layout of a built environment changes (2: compiled bytecode, 3: build outputs)
+FORMAT = 3
 
 
 def environment_key(snapshot_id: str, spec: EnvSpec) -> str:
@@ -42,11 +46,22 @@ def _uv(*args: str, cwd: Path | None = None, cache: Path, extra_env: dict | None
                           text=True)
 
 
+# The exception a build backend died of, in the output uv relays ("LookupError: ...").
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit): \S")
+
+
+# uv's error lines and the lines of its explanation ("cause: Because pytest==7.0.0 depends
+# on attrs>=19.2.0 ... And because you require attrs==19.1.0, ...").
+_ERROR_PREFIXES = ("error", "\u00d7", "\u2570", "caused by", "cause:", "because", "and because")
+
+
 def _failure(proc: subprocess.CompletedProcess[str]) -> str:
     lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
-    # uv marks its error lines with these prefixes
-    errors = [ln for ln in lines if ln.lower().startswith(("error", "\u00d7", "\u2570", "caused by"))]
-    return " ".join((errors or lines or ["unknown error"])[-2:])[:400]
+    errors = [ln for ln in lines if ln.lower().startswith(_ERROR_PREFIXES)]
+    # "No solution found" or "Failed to build `pkg`" alone does not say what conflicts or
+    # what is missing: the explanation and the backend's exception do.
+    raised = [ln for ln in lines if _EXCEPTION_LINE.match(ln)]
+    return " ".join((errors or lines[-2:] or ["unknown error"])[:6] + raised[-1:])[:700]
 
 
 def build_environment(snapshot: Snapshot, spec: EnvSpec, cache: Path) -> Environment:
@@ -57,7 +72,8 @@ def build_environment(snapshot: Snapshot, spec: EnvSpec, cache: Path) -> Environ
     meta = read_json(final / "environment.json")
     return Environment(key=key, spec=spec, venv=final / "venv",
                        pythonpath=tuple(meta["pythonpath"]), frozen=tuple(meta["frozen"]),
-                       build_seconds=meta["build_seconds"])
+                       build_seconds=meta["build_seconds"], outputs=tuple(meta["outputs"]),
+                       outputs_dir=final / "outputs", build_notes=tuple(meta["build_notes"]))
 
 
 def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path, final: Path) -> None:
@@ -76,7 +92,7 @@ def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path, final:
                                 "['purelib'])"], capture_output=True, text=True,
                                check=True).stdout.strip())
     before = set(os.listdir(site))
-    (cache / "tmp").mkdir(exist_ok=True)  # a cache that only held git sources has none yet
+    (cache / "tmp").mkdir(parents=True, exist_ok=True)  # a cache that only held git sources has none yet
     with tempfile.TemporaryDirectory(dir=cache / "tmp", prefix="envbuild-") as scratch:
         build_copy = Path(scratch) / snapshot.name
         shutil.copytree(snapshot.root, build_copy, symlinks=True)
@@ -84,13 +100,21 @@ def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path, final:
         if spec.project_install:
             args += ["-e", str(build_copy) + spec.project_install[1:]]
         args += list(spec.requirements)
-        proc = _uv(*args, cwd=build_copy, cache=cache)
+        version_env, _why = scm_version(snapshot.root)
+        proc = _uv(*args, cwd=build_copy, cache=cache, extra_env=version_env)
         if proc.returncode != 0:
-            raise UserError(f"{snapshot.source}: cannot build the environment: {_failure(proc)}")
+            # A version made up for the build is often why (iniconfig built as 0.0.0, and
+            # pytest needs iniconfig>=1.0.1): say so, and what would give it a real one.
+            told = f" ({snapshot.name} was built as version {UNKNOWN_VERSION}: no git " \
+                "metadata and no fallback version; a tag in the repository or a " \
+                "fallback_version would give it its own)" \
+                if UNKNOWN_VERSION in version_env.values() else ""
+            raise UserError(f"{snapshot.source}: cannot build the environment: "
+                            f"{_failure(proc)}{told}")
         for command in spec.install:
             shell = subprocess.run(
                 command, shell=True, cwd=build_copy, capture_output=True, text=True,
-                env={**os.environ, "VIRTUAL_ENV": str(staging_venv),
+                env={**os.environ, **version_env, "VIRTUAL_ENV": str(staging_venv),
                      "UV_CACHE_DIR": str(cache / "uv"),
                      "PATH": f"{staging_venv / 'bin'}:{Path(find_uv_bin()).parent}:"
                              f"{os.environ.get('PATH', '')}"})
@@ -98,6 +122,9 @@ def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path, final:
                 raise UserError(f"{snapshot.source}: install command failed: {command}: "
                                 f"{_failure(shell)}")
         pythonpath = _remove_path_hooks(site, set(os.listdir(site)) - before, build_copy)
+        # What the build wrote into the tree (a version module, extensions built in place)
+        # leaves with the throwaway copy unless it is kept here.
+        outputs, build_notes = collect_outputs(build_copy, snapshot.root, staging / "outputs")
     if not pythonpath:
         pythonpath = _guess_roots(snapshot.root)
     # uv installs no bytecode, and test runs cannot write any (the environment is mounted
@@ -109,6 +136,7 @@ def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path, final:
     write_json(staging / "environment.json", {
         "spec": asdict(spec), "pythonpath": pythonpath, "frozen": frozen,
         "build_seconds": round(time.monotonic() - start, 3), "venv": str(venv),
+        "outputs": outputs, "build_notes": build_notes,
     })
     rewrite_paths(staging_venv, staging_venv, venv)
 

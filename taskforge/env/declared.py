@@ -27,9 +27,15 @@ class Declared:
         self.decisions.append(f"{decision}: {shown or 'nothing new'}")
 
 
+def normalized_name(name: str) -> str:
+    """A package, extra or dependency-group name as the standards compare them (PEP 503,
+    PEP 685, PEP 735): `Lint`, `lint_` and `LINT.` are one name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def requirement_name(requirement: str) -> str:
     match = _REQUIREMENT_NAME.match(requirement)
-    return re.sub(r"[-_.]+", "-", match.group(1)).lower() if match else ""
+    return normalized_name(match.group(1)) if match else ""
 
 
 def pick_test_sets(sets: dict[str, list[str]]) -> tuple[list[str], str]:
@@ -67,12 +73,13 @@ def requirement_lines(path: Path, seen: set[Path] | None = None) -> list[str]:
 
 
 def _dependency_group(groups: dict, name: str, depth: int = 0) -> list[str]:
+    """The requirements of a PEP 735 group of `groups` (keys normalised), with its includes."""
     out: list[str] = []
-    for item in groups.get(name, []):
+    for item in groups.get(normalized_name(name), []):
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, dict) and "include-group" in item and depth < 10:
-            out += _dependency_group(groups, item["include-group"], depth + 1)
+            out += _dependency_group(groups, str(item["include-group"]), depth + 1)
     return out
 
 
@@ -117,13 +124,18 @@ def _setup_cfg_extras(path: Path) -> dict[str, list[str]] | None:
             for name, value in cfg.items("options.extras_require")}
 
 
+_TEST_FACTOR = re.compile(r"(unit|integration)?tests?|testing|test_?\w*")
+
+
 def _strip_factor(line: str) -> str | None:
     """`py311,tests: pytest` -> `pytest`; None for a line that only other environments get
-    (`mypy: mypy`): a factor condition counts when it names tests or a Python version."""
+    (`mypy: mypy`): a factor condition counts when it names tests or a Python version. A
+    factor that only mentions a test tool is another environment's (pluggy's
+    `pytestmain: git+https://...pytest.git@main`, pytest's development branch)."""
     head, sep, tail = line.partition(":")
     if sep and re.fullmatch(r"[\w.,!-]+", head.strip()) and not tail.startswith(("/", "=")):
         factors = re.split(r"[,-]", head.strip().lstrip("!"))
-        if any("test" in f.lower() or re.fullmatch(r"py\d*", f) for f in factors):
+        if any(_TEST_FACTOR.fullmatch(f.lower()) or re.fullmatch(r"py\d*", f) for f in factors):
             return tail.strip()
         return None
     return line
@@ -133,7 +145,12 @@ def _tox_values(parser: configparser.ConfigParser, key: str) -> list[str]:
     if not parser.has_option("testenv", key):
         return []
     out = []
-    for line in parser.get("testenv", key).replace(",", "\n").splitlines():
+    text = parser.get("testenv", key)
+    # extras and groups are lists ("a, b"); a dependency is one a line, and its commas
+    # separate version clauses (zope.interface's "setuptools >= 78.1.1,< 82": before, "< 82"
+    # became a requirement of its own and uv could not parse it)
+    lines = text.splitlines() if key == "deps" else text.replace(",", "\n").splitlines()
+    for line in lines:
         line = _strip_factor(line.strip()) or ""
         if line and "{" not in line and not line.startswith("#"):
             out.append(line)
@@ -195,7 +212,10 @@ def read_declared(root: Path, pyproject: dict, python: str | None = None) -> Dec
         elif names:
             found.extras += names
             found.decisions.append(f"test extras [{','.join(names)}] from {where} ({why})")
-    groups = pyproject.get("dependency-groups", {}) or {}
+    raw_groups = pyproject.get("dependency-groups", {}) or {}
+    # PEP 735 compares group names normalised: `include-group = "Lint"` names `lint`.
+    groups = {normalized_name(str(n)): v for n, v in raw_groups.items()} \
+        if isinstance(raw_groups, dict) else {}
     if groups:
         names, why = pick_test_sets({n: _dependency_group(groups, n) for n in groups})
         for name in names:
@@ -255,7 +275,7 @@ def _read_tox(root: Path, found: Declared, extras_sets: dict, groups: dict,
         found.decisions.append(f"test extras [{','.join(extras)}] from tox.ini [testenv] extras")
     chose_group = any("dependency group" in d for d in found.decisions)
     for name in _tox_values(parser, "dependency_groups"):
-        if name in groups and not chose_group:
+        if normalized_name(name) in groups and not chose_group:
             found.add_requirements(_dependency_group(groups, name),
                                    f"dependency group {name!r} from tox.ini [testenv]")
 

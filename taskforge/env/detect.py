@@ -15,6 +15,7 @@ from taskforge.env.declared import read_declared, requirement_name
 from taskforge.env.layout import network_exclusion, read_layout
 from taskforge.env.pytest_config import plan_addopts, read_pytest_config
 from taskforge.env.pythons import choose_python
+from taskforge.env.scm import scm_version
 from taskforge.model import EnvSpec, SourceSpec
 from taskforge.testing.runner import split_command
 
@@ -58,16 +59,19 @@ def _project_install(root: Path, pyproject: dict, extras: list[str],
 
 
 def _test_command(root: Path, source: SourceSpec, requirements: list[str],
-                  decisions: list[str]) -> str:
-    """The pytest command line: the project's addopts made safe, network tests deselected."""
+                  decisions: list[str]) -> list[str]:
+    """The pytest argv: the project's addopts made safe, network tests deselected.
+
+    Built as a list of words, never joined and split again: an option's value may hold
+    spaces (`-m "not slow"`), and a re-split one becomes a path pytest cannot find."""
     if source.test_command:
         decisions.append(f"test command from the recipe: {source.test_command}")
-        return source.test_command
+        return list(split_command(source.test_command))
     config = read_pytest_config(root)
     layout = read_layout(root, config.python_files)
     decisions += layout.decisions()
     _drop_tools(requirements, layout.imports, decisions)
-    words = [DEFAULT_TEST_COMMAND]
+    words = list(split_command(DEFAULT_TEST_COMMAND))
     if config.where:
         decisions.append(f"pytest configuration: {config.where}")
     plan = plan_addopts(config.addopts)
@@ -96,10 +100,16 @@ def _test_command(root: Path, source: SourceSpec, requirements: list[str],
         if requirement_name(plugin) not in {requirement_name(r) for r in requirements}:
             requirements.append(plugin)
             decisions.append(f"required_plugins: installed {plugin}")
-    if layout.network_markers:
-        words += ["-m", network_exclusion(list(layout.network_markers))]
+    expressions = [e for e in (plan.markexpr, layout.network_markers and
+                               network_exclusion(list(layout.network_markers))) if e]
+    if len(expressions) == 2:
+        decisions.append(f"addopts: -m {plan.markexpr!r} kept, joined with the network "
+                         "deselection (a second -m would replace it)")
+    if expressions:
+        words += ["-m", " and ".join(f"({e})" for e in expressions)
+                  if len(expressions) > 1 else expressions[0]]
     words += layout.stray_test_files
-    return " ".join(words)
+    return words
 
 
 def _drop_tools(requirements: list[str], imported: set[str], decisions: list[str]) -> None:
@@ -122,6 +132,9 @@ def detect_spec(root: Path, source: SourceSpec) -> EnvSpec:
     if not declared.extras and not declared.requirements:
         decisions.append("no test dependencies declared: pytest and coverage only")
     project_install = _project_install(root, pyproject, declared.extras, decisions)
+    _version_env, version_decision = scm_version(root)
+    if project_install is not None and version_decision:
+        decisions.append(version_decision)
     requirements = list(declared.requirements)
     test_command = _test_command(root, source, requirements, decisions)
     if source.install:
@@ -131,6 +144,6 @@ def detect_spec(root: Path, source: SourceSpec) -> EnvSpec:
         project_install=project_install,
         requirements=tuple(dict.fromkeys([*requirements, *TOOLING])),
         install=tuple(source.install or ()),
-        test_command=split_command(test_command),
+        test_command=tuple(test_command),
         decisions=tuple(decisions),
     )

@@ -99,17 +99,22 @@ def read_layout(root: Path, python_files: list[str] | None = None) -> Layout:
     layout = Layout()
     patterns = tuple(python_files or DEFAULT_TEST_FILES)
     test_dirs: set[Path] = set()
+    stray: list[str] = []
     for directory, files in _walk(root):
         rel_dir = directory.relative_to(root).as_posix()
         for name in files:
             rel = f"{name}" if rel_dir == "." else f"{rel_dir}/{name}"
             if name == "conftest.py":
                 layout.conftests.append(rel_dir)
+            if name in STRAY_TEST_FILES:
+                stray.append(rel)
             if name.endswith(".py") and any(fnmatch.fnmatch(name, p) for p in patterns):
                 layout.test_files.append(rel)
                 test_dirs.add(directory)
     if not layout.test_files:
-        layout.stray_test_files = [n for n in STRAY_TEST_FILES if (root / n).is_file()]
+        # anywhere: jsonpointer's tests.py, decorator's tests/test.py, zope.event's
+        # src/zope/event/tests.py (inside the package)
+        layout.stray_test_files = sorted(stray)
     conftests = [c + "/conftest.py" if c != "." else "conftest.py" for c in layout.conftests]
     for rel in layout.test_files + layout.stray_test_files + conftests:
         try:

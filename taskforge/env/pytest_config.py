@@ -51,6 +51,12 @@ _DROPPED: tuple[tuple[str, bool, str], ...] = (
     ("--pycodestyle", False, "a linter's checks are not tests"),
     ("--checkdocs", False, "a packaging check is not a test"),
 )
+# `-p NAME` loads of the plugins whose options are dropped above (propcache's `-p pytest_cov`:
+# "Error importing plugin pytest_cov" and no test ran when pytest-cov is not installed).
+_DROPPED_PLUGINS = {"pytest_cov": "pytest-cov: taskforge records coverage itself",
+                    "xdist": "pytest-xdist: the baseline runs in one process",
+                    "xdist.plugin": "pytest-xdist: the baseline runs in one process",
+                    "pytest_rerunfailures": "pytest-rerunfailures: reruns would hide flaky tests"}
 # Options that are kept, with the plugin that must be installed for pytest to know them.
 _SERVED: tuple[tuple[str, str], ...] = (
     ("--timeout", "pytest-timeout"),
@@ -61,6 +67,10 @@ _SERVED: tuple[tuple[str, str], ...] = (
 )
 # Short options with their value glued on (`-nauto`, `-n4`).
 _GLUED = ("-n",)
+# pytest's short flags without a value, and those whose value may follow in the same word:
+# `-xvs` is `-x -v -s`, `-vrA` is `-v -rA`. Unbundled so `-x` is seen and neutralised.
+_SHORT_FLAGS = frozenset("xvqslh")
+_SHORT_WITH_VALUE = frozenset("kmprcnoW")
 
 
 @dataclass
@@ -82,10 +92,13 @@ class AddoptsPlan:
     kept: list[str]
     dropped: list[tuple[str, str]]  # (option, why)
     plugins: list[tuple[str, str]]  # (requirement, the option that needs it)
+    # The configured `-m` expression, taken out of `kept`: a second `-m` on the command line
+    # (the network deselection) would replace it, so the test command joins the two.
+    markexpr: str | None = None
 
     @property
     def override(self) -> bool:
-        return bool(self.dropped)
+        return bool(self.dropped) or self.markexpr is not None
 
 
 def _as_list(value: object, split: bool) -> list[str]:
@@ -161,15 +174,43 @@ def _rule(token: str) -> tuple[str, bool, str] | None:
     return None
 
 
+def unbundle(token: str) -> list[str]:
+    """`-xvs` as `-x -v -s` and `-vrA` as `-v -rA`; any other word unchanged (an unknown
+    letter keeps the word whole: it is not pytest's, so it is not split on a guess)."""
+    if len(token) < 3 or token[0] != "-" or token[1] == "-" or token[1] not in _SHORT_FLAGS:
+        return [token]
+    out: list[str] = []
+    for i, letter in enumerate(token[1:], start=1):
+        if letter in _SHORT_WITH_VALUE:
+            return [*out, f"-{token[i:]}"]
+        if letter not in _SHORT_FLAGS:
+            return [token]
+        out.append(f"-{letter}")
+    return out
+
+
 def plan_addopts(addopts: list[str]) -> AddoptsPlan:
     """Split the configured addopts into kept options, neutralised ones and plugins to install."""
     kept: list[str] = []
     dropped: list[tuple[str, str]] = []
     plugins: list[tuple[str, str]] = []
-    tokens = list(addopts)
+    markexpr: str | None = None
+    tokens = [word for token in addopts for word in unbundle(token)]
     i = 0
     while i < len(tokens):
         token = tokens[i]
+        if token == "-m" and i + 1 < len(tokens):
+            markexpr, i = tokens[i + 1], i + 2
+            continue
+        if token.startswith("-m") and token[2:3] not in ("", "-"):
+            markexpr, i = token[2:].removeprefix("="), i + 1
+            continue
+        plugin = tokens[i + 1] if token == "-p" and i + 1 < len(tokens) else \
+            token[2:] if token.startswith("-p") and token[2:3] not in ("", "-") else None
+        if plugin in _DROPPED_PLUGINS:
+            dropped.append((f"-p {plugin}", _DROPPED_PLUGINS[plugin]))
+            i += 2 if token == "-p" else 1
+            continue
         rule = _rule(token)
         if rule:
             prefix, takes_value, why = rule
@@ -186,4 +227,4 @@ def plan_addopts(addopts: list[str]) -> AddoptsPlan:
                 if token.startswith(prefix) and (requirement, token) not in plugins:
                     plugins.append((requirement, token.split("=", 1)[0]))
         i += 1
-    return AddoptsPlan(kept=kept, dropped=dropped, plugins=plugins)
+    return AddoptsPlan(kept=kept, dropped=dropped, plugins=plugins, markexpr=markexpr)

@@ -41,7 +41,8 @@ from taskforge.cache import cache_root, digest
 from taskforge.sandbox.base import SandboxUnavailable
 from taskforge.workspace import scratch_dir
 
-FORMAT = 1  # bump when the recipe below changes in a way the key does not capture
+FORMAT = 2  # bump when the recipe below changes in a way the key does not capture
+# (2: the interpreter layer keeps test.support)
 LABEL_KEY = "taskforge.base-key"
 LABEL_CONTAINER = "taskforge.sandbox"
 LABEL_ENV = "taskforge.env-key"
@@ -226,6 +227,9 @@ def build_base_image(client: Any, spec: BaseSpec) -> str:
 CANONICAL_VENV = Path("/opt/taskforge/venv")
 # Parts of an interpreter's installation a venv without system site-packages never loads.
 INTERPRETER_SKIP = {"site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip"}
+# ... except what suites import from the standard library's own tests: `test.support`
+# (zipp and other CPython backports, through jaraco.test), which imports libregrtest.
+INTERPRETER_KEEP = {("test", "__init__.py"), ("test", "support"), ("test", "libregrtest")}
 
 
 def _stamp(path: Path) -> str:
@@ -275,7 +279,10 @@ def _ensure_labelled(client: Any, label: str, key: str, build: Any) -> str:
 def _skip_interpreter_parts(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     parts = Path(info.name).parts
     if len(parts) >= 4 and parts[1] == "lib" and parts[3] in INTERPRETER_SKIP:
-        return None  # layer/lib/pythonX.Y/<skipped>
+        kept = tuple(parts[3:5]) in INTERPRETER_KEEP if len(parts) > 4 else \
+            any(keep[0] == parts[3] for keep in INTERPRETER_KEEP)  # the directory holding them
+        if not kept:
+            return None  # layer/lib/pythonX.Y/<skipped>
     if info.name.endswith(".a"):
         return None  # static libraries: only for building extensions
     return info

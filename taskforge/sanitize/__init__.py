@@ -20,6 +20,7 @@ from typing import Any
 
 from taskforge.errors import Rejected
 from taskforge.gitcmd import fresh_repository
+from taskforge.sanitize.compiled import compiled_copies
 from taskforge.sanitize.fingerprints import (
     Fingerprint,
     Fingerprints,
@@ -37,6 +38,7 @@ from taskforge.sanitize.rules import (
 from taskforge.sanitize.scan import Hit, ScanStats, Undecided, scan
 
 SCAN_REMOVED = "leak-scan"  # the artifacts_removed key of files removed because of a hit
+COMPILED_COPIES = "compiled-copies"  # extensions and Cython output of an edited module
 ENV_RULES = {"python-bytecode"}  # what may be deleted from a shared environment
 
 
@@ -72,12 +74,18 @@ def _remove(root: Path, rel: str) -> bool:
 
 
 def sanitize_workspace(workspace: Path, keep: Collection[str] = (),
-                       also_remove: Collection[str] = ()) -> dict[str, list[str]]:
+                       also_remove: Collection[str] = (),
+                       changed: Collection[str] = ()) -> dict[str, list[str]]:
     """Remove every artifact a rule names (except files in `keep`, which the repository
-    tracks), the paths in `also_remove` (a record's earlier scan removals), every VCS
-    directory, and give the workspace one fresh commit. Returns rule -> removed paths."""
+    tracks), the paths in `also_remove` (a record's earlier scan removals), the compiled
+    copies of the modules in `changed` (the files the deletion edited; tracked or not, see
+    `taskforge.sanitize.compiled`), every VCS directory, and give the workspace one fresh
+    commit. Returns rule -> removed paths."""
     workspace = Path(workspace)
+    copies = [rel for rel in compiled_copies(workspace, sorted(changed)) if _remove(workspace, rel)]
     removed = remove_artifacts(workspace, keep)
+    if copies:
+        removed[COMPILED_COPIES] = copies
     vcs = remove_vcs_dirs(workspace)
     if vcs:
         removed["version-control"] = vcs

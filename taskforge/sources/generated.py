@@ -20,7 +20,7 @@ _DEFAULT_TEMPLATE = (
 )
 
 
-def _version_files(pyproject: dict) -> list[tuple[str, str | None]]:
+def version_files(pyproject: dict) -> list[tuple[str, str | None]]:
     """(path, template) of every version file the build backends' configuration names."""
     tool = pyproject.get("tool", {})
     found = []
@@ -58,7 +58,7 @@ def restore_version_files(root: Path) -> list[str]:
         return []
     version = _declared_version(root)
     notes = []
-    for rel, template in _version_files(config):
+    for rel, template in version_files(config):
         target = root / rel
         if version is None or target.exists() or ".." in Path(rel).parts or Path(rel).is_absolute():
             continue

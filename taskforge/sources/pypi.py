@@ -31,28 +31,40 @@ def ingest_pypi(spec: str, cache: Path) -> Snapshot:
     tmp = cache / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=tmp, prefix="sdist-") as scratch:
-        download = Path(scratch) / "download"
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary",
-             ":all:", "--disable-pip-version-check", "-d", str(download),
-             spec.strip()],
-            capture_output=True, text=True)
-        archives = sorted(download.glob("*")) if download.is_dir() else []
-        if proc.returncode != 0 and not archives:
-            lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
-            errors = [ln.removeprefix("ERROR:").strip() for ln in lines if ln.startswith("ERROR:")]
-            reason = (errors or lines or ["pip download failed"])[-1]
-            raise UserError(f"pypi:{spec}: cannot download the sdist: {reason}")
-        if not archives:
-            raise UserError(f"pypi:{spec}: no sdist was downloaded")
+        archive = download_sdist(spec.strip(), name, Path(scratch) / "download")
         unpacked = Path(scratch) / "unpacked"
-        root = _unpack(archives[0], unpacked)
+        root = _unpack(archive, unpacked)
         notes = restore_version_files(root)
         snapshot = snapshot_from_tree(root, name=name, source=f"pypi:{spec.strip()}", cache=cache,
                                       archive=True)
     write_notes(cache, snapshot.source, notes)
     remember(cache, key, snapshot)
     return snapshot
+
+
+def download_sdist(spec: str, name: str, dest: Path) -> Path:
+    """Download the sdist of `spec` (NAME==VERSION) into `dest`; return the archive.
+
+    Only the package itself is taken as source (`--no-binary NAME`): pip prepares its
+    metadata, and with `:all:` the build backend (hatchling, hatch-vcs, ...) had to be built
+    from source too, which fails for backends whose own build needs themselves."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", name,
+         "--disable-pip-version-check", "-d", str(dest), spec],
+        capture_output=True, text=True)
+    archives = sorted(dest.glob("*")) if dest.is_dir() else []
+    if proc.returncode != 0 and not archives:
+        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        errors = [ln.removeprefix("ERROR:").strip() for ln in lines if ln.startswith("ERROR:")]
+        # The last error says what failed ("Failed to build ... when installing build
+        # dependencies"), an earlier one what is missing ("No matching distribution ...").
+        missing = [e for e in errors if e.startswith("No matching distribution")]
+        reason = "; ".join(dict.fromkeys([*missing[:1], *(errors or lines or
+                                                           ["pip download failed"])[-1:]]))
+        raise UserError(f"pypi:{spec}: cannot download the sdist: {reason}")
+    if not archives:
+        raise UserError(f"pypi:{spec}: no sdist was downloaded")
+    return archives[0]
 
 
 def _unpack(archive: Path, dest: Path) -> Path:

@@ -41,6 +41,14 @@ def check_symlinks(root: Path) -> None:
                     )
 
 
+# `git archive` obeys the tree's .gitattributes: `export-ignore` leaves files out (projects
+# mark tests/ or .github/ so), `export-subst` fills in placeholders (.git_archival.txt gets
+# the snapshot's commit and no tag, and setuptools-scm then reads version 0.0 from it). A
+# snapshot is the files as committed: the repository's own info/attributes (taskforge's
+# mirror or scratch repository) turns both off, and it overrides any .gitattributes.
+_ARCHIVE_AS_COMMITTED = "* -export-ignore -export-subst\n"
+
+
 def taskforge_dirs(root: Path, cache: Path) -> list[str]:
     """Directories under `root` that taskforge wrote (output directories, the cache), relative
     to it: they never enter a snapshot, or a task's workspace would hold other tasks' patches
@@ -66,6 +74,9 @@ def _gitignore_literal(rel: str) -> str:
 
 def archive_commit(git_dir: Path, commit: str, dest: Path) -> None:
     """Extract the files of `commit` into `dest` (no .git), refusing unsafe members."""
+    attributes = git_dir / "info" / "attributes"
+    attributes.parent.mkdir(parents=True, exist_ok=True)
+    attributes.write_text(_ARCHIVE_AS_COMMITTED)
     proc = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit],
                           capture_output=True, check=True, env={**os.environ, **FIXED_ENV})
     dest.mkdir(parents=True, exist_ok=True)
@@ -142,17 +153,18 @@ def prune_artifacts(root: Path) -> None:
 
 
 def snapshot_from_tree(tree_root: Path, *, name: str, source: str, cache: Path,
-                       archive: bool = False) -> Snapshot:
+                       archive: bool = False, prune: bool | None = None) -> Snapshot:
     """Hash `tree_root` (artifacts and VCS dirs excluded) and store it unless already cached.
 
     A checkout honours its .gitignore (what it ignores is local junk); an `archive` (an
-    unpacked sdist, pruned here) does not: every file in it was shipped on purpose, such as
-    the version module a build wrote and the project's .gitignore names.
+    unpacked sdist, pruned here unless `prune` is False) does not: every file in it was
+    shipped on purpose, such as the version module a build wrote and the project's
+    .gitignore names.
     """
     if not tree_root.is_dir():
         raise UserError(f"{tree_root}: source path does not exist or is not a directory")
     check_symlinks(tree_root)
-    if archive:
+    if archive if prune is None else prune:
         prune_artifacts(tree_root)
     left_out = [] if archive else taskforge_dirs(tree_root.resolve(), cache.resolve())
     tmp = cache / "tmp"

@@ -2,7 +2,9 @@
 reverse) with per-test coverage.
 
 Tests that pass in every run are the stable set; tests whose outcome changes between runs
-(one run is in reverse order, to expose order dependence) are flaky and never used.
+(one run is in reverse order, to expose order dependence) are flaky and never used. A test
+that runs past the per-test limit ends its run; the run starts again without it, and it is
+left out like a flaky test (`hung`): one test that never ends costs only itself.
 """
 
 from __future__ import annotations
@@ -18,21 +20,47 @@ from taskforge.testing.runner import run_tests
 from taskforge.testing.testmap import MapProbe, merge_test_maps, tracer_for
 from taskforge.workspace import scratch_copy, scratch_dir
 
-FORMAT = 4  # 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+
+# 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+.
+# 5: the test files that failed to import; tests that hung.
+FORMAT = 5
+# Seconds one test (setup, call, teardown) may run in the baseline before it counts as hung.
+TEST_TIMEOUT = 60.0
+# More hung tests than this: the suite, not a test, is the problem (each costs a restart).
+MAX_HUNG = 5
 
 
-def baseline_key(snapshot: Snapshot, env: Environment, repeats: int, sandbox: str) -> str:
+def baseline_key(snapshot: Snapshot, env: Environment, repeats: int, sandbox: str,
+                 test_timeout: float = TEST_TIMEOUT) -> str:
     # The sandbox is part of the key: what passes depends on it (a test that runs `less`
     # passes on the host and fails in an image without it).
-    return digest("baseline", FORMAT, snapshot.id, env.key, repeats, sandbox)[:32]
+    return digest("baseline", FORMAT, snapshot.id, env.key, repeats, sandbox,
+                  test_timeout)[:32]
+
+
+def _path(cache: Path, key: str) -> Path:
+    return cache / "baselines" / f"{key}.json"
+
+
+def keep_baseline(cache: Path, baseline: Baseline) -> None:
+    """Cache a baseline another machine ran (a Ray node), so this one's reruns find it."""
+    if not _path(cache, baseline.key).is_file():
+        write_json(_path(cache, baseline.key), _dump(baseline))
+
+
+def cached_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
+                    repeats: int, test_timeout: float = TEST_TIMEOUT) -> Baseline | None:
+    path = _path(cache, baseline_key(snapshot, env, repeats, sandbox.name, test_timeout))
+    return _load(path) if path.is_file() else None
 
 
 def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                 repeats: int, timeout: float) -> Baseline:
-    key = baseline_key(snapshot, env, repeats, sandbox.name)
-    path = cache / "baselines" / f"{key}.json"
-    if path.is_file():
-        return _load(path)
+                 repeats: int, timeout: float, test_timeout: float = TEST_TIMEOUT) -> Baseline:
+    cached = cached_baseline(snapshot, env, sandbox, cache, repeats=repeats,
+                             test_timeout=test_timeout)
+    if cached is not None:
+        return cached
+    key = baseline_key(snapshot, env, repeats, sandbox.name, test_timeout)
+    path = _path(cache, key)
     runs: list[TestRun] = []
     with scratch_dir(cache, prefix="coverage-") as results:
         # Per-test coverage in both orders, merged: a test that only reuses what an earlier
@@ -40,37 +68,62 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
         # order, but builds it itself in the other.
         measured: list[tuple[MapProbe, Path]] = []
         tracer = tracer_for(env.spec.python)
+        hung: list[str] = []
         for i in range(max(2, repeats)):
             probe = MapProbe(tracer, results / f"run{i}" / f"{tracer}.data")
             probe.out.parent.mkdir()
-            with scratch_copy(snapshot.root, cache, prefix="baseline-") as workspace:
-                run = run_tests(env, workspace, sandbox, timeout=timeout, reverse=(i == 1),
-                                test_map=probe if i < 2 else None)
-                if i < 2:
-                    measured.append((probe, workspace))
-            if run.timed_out:
+            while True:
+                # A fresh workspace each attempt: the hung test may have left files behind.
+                with scratch_copy(snapshot.root, cache, prefix="baseline-") as workspace:
+                    run = run_tests(env, workspace, sandbox, timeout=timeout, reverse=(i == 1),
+                                    test_map=probe if i < 2 else None, exclude=hung,
+                                    test_timeout=min(test_timeout, timeout))
+                if run.hung is None or run.hung in hung:
+                    break
+                hung.append(run.hung)
+                if len(hung) > MAX_HUNG:
+                    raise UserError(f"{snapshot.source}: more than {MAX_HUNG} tests each ran "
+                                    f"past {test_timeout:g}s ({', '.join(hung[:3])} ...)")
+            if i < 2:
+                measured.append((probe, workspace))
+            if run.timed_out or run.hung:
                 raise UserError(f"{snapshot.source}: the test suite did not finish within "
                                 f"{timeout:.0f}s")
             runs.append(run)
-        tests = tuple(sorted({t for r in runs for t in r.outcomes if not t.startswith("<")}))
+        # A hung test is left out of every run's results: an earlier run it finished in
+        # does not make it usable.
+        tests = tuple(sorted({t for r in runs for t in r.outcomes
+                              if not t.startswith("<") and t not in hung}))
         coverage, by_subprocesses = merge_test_maps(
             [probe.read(workspace, tests) for probe, workspace in measured])
+    broken = {f: e for r in runs for f, e in r.collection_errors.items()}
     if not tests:
-        raise UserError(f"{snapshot.source}: no tests found{_hint(runs)}")
+        raise UserError(f"{snapshot.source}: no tests found"
+                        f"{'; ' + import_errors_line(broken) if broken else _hint(runs)}")
     stable = tuple(t for t in tests if all(r.outcomes.get(t) == "passed" for r in runs))
     flaky = tuple(t for t in tests if len({r.outcomes.get(t) for r in runs}) > 1)
     failing = tuple(t for t in tests if t not in stable and t not in flaky)
     if not stable:
         raise UserError(f"{snapshot.source}: no test passes in the baseline "
                         f"({len(tests)} collected, {len(failing)} failing, {len(flaky)} flaky)"
-                        f"{_hint(runs, network_only=True)}")
+                        f"{_hint(runs, network_only=True)}"
+                        f"{'; ' + import_errors_line(broken) if broken else ''}")
     baseline = Baseline(key=key, tests=tests, stable=stable, flaky=flaky, failing=failing,
                         run_seconds=tuple(round(r.wall_seconds, 3) for r in runs),
                         durations={t: round(max(r.durations.get(t, 0.0) for r in runs), 4)
                                    for t in tests},
-                        coverage=coverage, subprocess_lines=by_subprocesses, tracer=tracer)
+                        coverage=coverage, subprocess_lines=by_subprocesses, tracer=tracer,
+                        collection_errors=broken, hung=tuple(hung))
     write_json(path, _dump(baseline))
     return baseline
+
+
+def import_errors_line(errors: dict[str, str], shown: int = 3) -> str:
+    """`2 test files fail to import: tests.test_a (ModuleNotFoundError: ...), ...`."""
+    items = [f"{name} ({error})" for name, error in sorted(errors.items())]
+    more = f" (+{len(items) - shown} more)" if len(items) > shown else ""
+    return (f"{len(items)} test file{'s' if len(items) != 1 else ''} fail"
+            f"{'s' if len(items) == 1 else ''} to import: {', '.join(items[:shown])}{more}")
 
 
 # What a suite prints when it reaches for the network the sandbox denies.

@@ -34,6 +34,27 @@ def parse_junit(path: Path) -> tuple[dict[str, Outcome], float, dict[str, float]
     return outcomes, seconds, durations
 
 
+def collection_errors(path: Path) -> dict[str, str]:
+    """Each test file that failed to collect (by the name pytest reports: `tests.test_io`),
+    with the last error line it printed (`ModuleNotFoundError: No module named 'numpy'`)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return {}
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError:
+        return {}
+    found: dict[str, str] = {}
+    for case in root.iter("testcase"):
+        error = case.find("error")
+        if error is None or any(p.get("name") == "taskforge_nodeid" for p in case.iter("property")):
+            continue
+        lines = [ln.strip() for ln in (error.text or "").splitlines() if ln.strip()]
+        reported = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+        found[_node_id(case).split("::", 1)[1]] = \
+            (reported or lines or [error.get("message", "")])[-1][:200]
+    return found
+
+
 def _node_id(case: ET.Element) -> str:
     for prop in case.iter("property"):
         if prop.get("name") == "taskforge_nodeid":

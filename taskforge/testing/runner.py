@@ -10,7 +10,7 @@ from pathlib import Path
 from taskforge.leftovers import owned
 from taskforge.model import Environment, TestRun
 from taskforge.sandbox import Mounts, Sandbox
-from taskforge.testing.junit import parse_junit
+from taskforge.testing.junit import collection_errors, parse_junit
 from taskforge.testing.testmap import MapProbe
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
@@ -38,11 +38,13 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
               select: Iterable[str] | None = None, reverse: bool = False,
               test_map: MapProbe | None = None, extra_args: Sequence[str] = (),
               extra_env: Mapping[str, str] | None = None,
-              writable: tuple[Path, ...] = ()) -> TestRun:
+              writable: tuple[Path, ...] = (), exclude: Iterable[str] = (),
+              test_timeout: float | None = None) -> TestRun:
     """Run the suite (or only `select`) in `workspace`; results come from the JUnit XML.
 
     `extra_args`, `extra_env` and `writable` serve the screening and collect-only modes,
-    which leave their results in files under `writable` dirs.
+    which leave their results in files under `writable` dirs. `exclude`: node ids left
+    out. `test_timeout`: a test running longer ends the run, named in `TestRun.hung`.
     """
     with tempfile.TemporaryDirectory(prefix=owned("taskforge-run-")) as scratch:
         results = Path(scratch)
@@ -64,6 +66,14 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
             argv += files_of(chosen)
         if reverse:
             variables["TASKFORGE_REVERSE"] = "1"
+        excluded = sorted(set(exclude))
+        if excluded:
+            (results / "exclude.txt").write_text("\n".join(excluded) + "\n")
+            variables["TASKFORGE_EXCLUDE"] = str(results / "exclude.txt")
+        hung_file = results / "hung.txt"
+        if test_timeout is not None:
+            variables["TASKFORGE_TEST_TIMEOUT"] = f"{test_timeout:g}"
+            variables["TASKFORGE_HUNG_OUT"] = str(hung_file)
         if test_map is not None:
             variables.update(test_map.variables(workspace))
             variables["PYTHONPATH"] = f"{SUBPROCESS_COVERAGE_DIR}:{variables['PYTHONPATH']}"
@@ -73,13 +83,15 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         result = sandbox.exec(argv, workspace=workspace, env=variables, timeout=timeout,
                               mounts=mounts)
         outcomes, pytest_seconds, durations = parse_junit(junit)
+        broken = collection_errors(junit)
+        hung = (hung_file.read_text().strip() or None) if hung_file.is_file() else None
     if select is not None:
         # A selected test that did not report (an early exit, a crash) did not pass.
         for test_id in chosen:
             outcomes.setdefault(test_id, "error")
     return TestRun(outcomes=outcomes, exit_code=result.exit_code, wall_seconds=result.duration_s,
-                   pytest_seconds=pytest_seconds, timed_out=result.timed_out,
-                   durations=durations,
+                   pytest_seconds=pytest_seconds, timed_out=result.timed_out, hung=hung,
+                   durations=durations, collection_errors=broken,
                    log_tail=result.output[-4000:])
 
 

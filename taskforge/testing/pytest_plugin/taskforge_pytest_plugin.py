@@ -4,6 +4,11 @@ It must import nothing from taskforge: it runs inside the project's environment.
 steered by environment variables so that the command line stays the project's own:
 - TASKFORGE_SELECT: a file of node ids, one a line; every other item is deselected.
 - TASKFORGE_REVERSE=1: run the items in reverse order (the flaky gate's second run).
+- TASKFORGE_EXCLUDE: a file of node ids, one a line, deselected (tests found to hang).
+- TASKFORGE_TEST_TIMEOUT / TASKFORGE_HUNG_OUT: a test (setup, call and teardown) that runs
+  longer than this many seconds ends the run at once: its node id is written to that file
+  and the process exits with HUNG_EXIT. The runner starts again without it; a signal-based
+  timeout would not stop a test that blocks signals or waits in C code.
 - TASKFORGE_COLLECT_OUT: write the collected node ids (and `<collect-error>::path` for each
   file that failed to collect) to this file, one a line.
 - TASKFORGE_COVERAGE / TASKFORGE_COVER_ROOT: record per-test line coverage of the files under
@@ -23,6 +28,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 import pytest
 
@@ -47,13 +53,21 @@ def pytest_load_initial_conftests(early_config, parser, args):
         _coverage.start()
 
 
+def _ids(path):
+    with open(path, encoding="utf-8") as handle:
+        return {line for line in handle.read().split("\n") if line}
+
+
 def pytest_collection_modifyitems(session, config, items):
     select = os.environ.get("TASKFORGE_SELECT")
-    if select:
-        with open(select, encoding="utf-8") as handle:
-            wanted = {line for line in handle.read().split("\n") if line}
-        keep = [item for item in items if item.nodeid in wanted]
-        dropped = [item for item in items if item.nodeid not in wanted]
+    exclude = os.environ.get("TASKFORGE_EXCLUDE")
+    if select or exclude:
+        wanted = _ids(select) if select else None
+        unwanted = _ids(exclude) if exclude else set()
+        keep = [item for item in items if (wanted is None or item.nodeid in wanted)
+                and item.nodeid not in unwanted]
+        dropped = [item for item in items if (wanted is not None and item.nodeid not in wanted)
+                   or item.nodeid in unwanted]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = keep
@@ -79,8 +93,40 @@ def pytest_collection_finish(session):
                                  [item.nodeid for item in session.items] + _collect_errors))
 
 
+HUNG_EXIT = 75  # with the hung-test file written: the runner's sign of a hung test
+
+
+class _Watchdog:
+    """One daemon thread that ends the process when the running test passes its limit."""
+
+    def __init__(self, limit, out):
+        self.limit, self.out = limit, out
+        self.current = None  # (node id, monotonic start) of the running test
+        threading.Thread(target=self._watch, name="taskforge-watchdog", daemon=True).start()
+
+    def _watch(self):
+        while True:
+            time.sleep(min(0.25, self.limit / 4))
+            current = self.current
+            if current is not None and time.monotonic() - current[1] > self.limit:
+                with open(self.out, "w", encoding="utf-8") as handle:
+                    handle.write(current[0] + "\n")
+                sys.stderr.write(f"\ntaskforge: {current[0]} ran past {self.limit:g}s; "
+                                 "the run ends here\n")
+                sys.stderr.flush()
+                os._exit(HUNG_EXIT)
+
+
+_watchdog = _Watchdog(float(os.environ["TASKFORGE_TEST_TIMEOUT"]),
+                      os.environ["TASKFORGE_HUNG_OUT"]) \
+    if os.environ.get("TASKFORGE_TEST_TIMEOUT") and os.environ.get("TASKFORGE_HUNG_OUT") \
+    else None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
+    if _watchdog is not None:
+        _watchdog.current = (item.nodeid, time.monotonic())
     if _coverage is not None:
         _coverage.switch_context(item.nodeid)
     if _tracer is not None:
@@ -90,6 +136,8 @@ def pytest_runtest_protocol(item, nextitem):
         # (testing/subprocess_coverage/sitecustomize.py).
         os.environ["TASKFORGE_TEST_CONTEXT"] = item.nodeid
     yield
+    if _watchdog is not None:
+        _watchdog.current = None
 
 
 @pytest.hookimpl(trylast=True)

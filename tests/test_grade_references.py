@@ -67,13 +67,14 @@ def test_real_package_references_score_one_and_an_in_process_attack_zero(
         sources:
           - pypi: "{package}"
         strategies: [stub-function]
-        select: {{min_covering_tests: 1, min_body_lines: 3, max_tasks_per_source: 2}}
+        select: {{min_covering_tests: 1, min_body_lines: 3, max_tasks_per_source: 4}}
         task: {{tests_visible: true, keep_docstrings: true}}
         verify: {{repeats: 1, timeout_s: 600, full_suite: false}}
         sandbox: auto
     """, tmp_path, tf_cache)
-    assert len(tasks) == 2
-    for task in tasks:
+    # Four candidates for two tasks: a stub can break collection (cachetools' first does).
+    assert len(tasks) >= 2
+    for task in list(tasks)[:2]:
         result = grade_reference(task, tmp_path / "ref" / task.instance_id)
         assert (result.reward, result.resolved, result.tampered) == (1.0, True, ()), result
     task = tasks[0]

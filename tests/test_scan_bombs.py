@@ -148,16 +148,30 @@ def task_directory(tmp_path: Path) -> Path:
     return out
 
 
+# Runs the command and writes its peak RSS to a file. A child forked from this (large) pytest
+# process would report this process's peak as its own: Linux carries the forking process's
+# high-water mark through fork and exec into ru_maxrss. Forked from a small launcher, the
+# command's figure is its own.
+LAUNCHER = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_pid, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss * 1024))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_measured(args: list[str], cwd: Path) -> tuple[int, str, str, int]:
-    """Run `args`; (exit code, stdout, stderr, the child's own peak RSS in bytes)."""
+    """Run `args`; (exit code, stdout, stderr, the command's own peak RSS in bytes)."""
+    peak = cwd / "peak-rss"
     with (cwd / "stdout").open("w+") as out, (cwd / "stderr").open("w+") as err:
-        proc = subprocess.Popen(args, cwd=cwd, stdout=out, stderr=err,
-                                env={**os.environ, "TASKFORGE_CACHE": str(cwd / "cache")})
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc = subprocess.run([sys.executable, "-c", LAUNCHER, str(peak), *args], cwd=cwd,
+                              stdout=out, stderr=err,
+                              env={**os.environ, "TASKFORGE_CACHE": str(cwd / "cache")})
         out.seek(0)
         err.seek(0)
-        return proc.returncode, out.read(), err.read(), usage.ru_maxrss * 1024
+        return proc.returncode, out.read(), err.read(), int(peak.read_text())
 
 
 @pytest.fixture(scope="module")

@@ -242,22 +242,22 @@ def test_a_bomb_rejects_the_task_and_is_recorded(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "pkg").mkdir()
-    (ws / "pkg/data.gz").write_bytes(gzip_bomb(40 * MB))
+    (ws / "pkg/data.gz").write_bytes(gzip_bomb(80 * MB))
     with pytest.raises(Rejected) as err:
         sanitize_and_scan(ws, None, fingerprints())
     assert err.value.reason == UNDECIDED
-    assert err.value.detail == "pkg/data.gz: gzip: gunzip: decoded size over the 32 MiB " \
+    assert err.value.detail == "pkg/data.gz: gzip: gunzip: decoded size over the 64 MiB " \
                                "member budget"
     assert err.value.facts["sanitizer"]["leak_scan"]["undecided"] == [
         {"path": "pkg/data.gz", "kind": "undecided",
-         "reason": "gzip: gunzip: decoded size over the 32 MiB member budget"}]
+         "reason": "gzip: gunzip: decoded size over the 64 MiB member budget"}]
 
 
 def test_a_bomb_in_the_environment_rejects_too(tmp_path: Path) -> None:
     ws, env = tmp_path / "ws", tmp_path / "env"
     ws.mkdir()
     (env / "lib").mkdir(parents=True)
-    (env / "lib/cache.xz").write_bytes(stream_bomb(lzma.LZMACompressor(preset=0), 40 * MB))
+    (env / "lib/cache.xz").write_bytes(stream_bomb(lzma.LZMACompressor(preset=0), 80 * MB))
     with pytest.raises(Rejected) as err:
         sanitize_and_scan(ws, env, fingerprints())
     assert err.value.detail.startswith("env/lib/cache.xz: xz: unxz: decoded size over")
@@ -304,6 +304,9 @@ def test_honest_big_files_stay_clean(tmp_path: Path) -> None:
         for i in range(3):
             zf.writestr(f"big/part{i}.so", blob[i * 12 * MB:(i + 1) * 12 * MB])
         zf.writestr("big/__init__.py", "VALUE = 1\n")
+    # A jar with a 40 MB native library in it (ray's ray_dist.jar holds one of 39 MiB).
+    with zipfile.ZipFile(ws / "lib/dist.jar", "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("native/linux/libcore.so", blob)
     (ws / "lib/mod.cpython.pyc").write_bytes(MAGIC + bytes(12) + os.urandom(20 * MB))
     (ws / "lib/data.json").write_text(json.dumps({"k": ["line\\n" * 1000] * 2000}))
     record = sanitize_and_scan(ws, None, fingerprints())

@@ -33,7 +33,7 @@ from taskforge.sanitize.bytecode import MAGIC, is_pyc, load_pyc
 MAX_DEPTH = 6
 # Decoded bytes, each budget checked *while* decompressing (at most one byte past it is ever
 # produced): a bomb costs its budget, never its expansion.
-MEMBER_BYTES = 32 * 1024 * 1024  # one decoded member held in memory; halves at each nesting
+MEMBER_BYTES = 64 * 1024 * 1024  # one decoded member held in memory; halves at each nesting
 # level, so a chain of nested members never holds more than twice this at once
 FILE_BYTES = 512 * 1024 * 1024  # one file on disk, all its decoded members together
 SCAN_BYTES = 4 * 1024 * 1024 * 1024  # a whole scan

@@ -33,8 +33,8 @@ from pathlib import Path
 import taskforge
 from taskforge.cache import cache_root
 from taskforge.grade import grade_workspace
+from taskforge.languages.python.testing.runner import PLUGIN_DIR, environment_variables, test_argv
 from taskforge.sandbox import Mounts, Sandbox, get_sandbox
-from taskforge.testing.runner import PLUGIN_DIR, environment_variables, test_argv
 
 GOAL = 1.5
 CHECKS_GOAL = 1.2

@@ -28,11 +28,11 @@ import time
 from pathlib import Path
 
 from taskforge.cache import cache_root
-from taskforge.env import build_environment, detect_spec
+from taskforge.languages.python.env import build_environment, detect_spec
+from taskforge.languages.python.testing.runner import run_tests
 from taskforge.model import Environment, SourceSpec
 from taskforge.sandbox import BACKENDS, Mounts, Sandbox, why_unavailable
 from taskforge.sources import ingest_source
-from taskforge.testing.runner import run_tests
 
 REPO = Path(__file__).resolve().parents[1]
 ONE_TEST = {

@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 from taskforge.cache import cache_root
-from taskforge.delete import SelectOptions, TaskOptions
-from taskforge.delete.stub_function import StubFunction
 from taskforge.ingest import ingest
+from taskforge.languages.python.delete import SelectOptions, TaskOptions
+from taskforge.languages.python.delete.stub_function import StubFunction
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
 from taskforge.sanitize import ScanStats, fingerprint_workspace, sanitize_workspace, scan

@@ -19,9 +19,9 @@ from collections import Counter
 from pathlib import Path
 
 from taskforge.cache import cache_root
-from taskforge.delete import SelectOptions, get_strategy
 from taskforge.generate import select_candidates
 from taskforge.ingest import ingest
+from taskforge.languages.python.delete import SelectOptions, get_strategy
 from taskforge.model import Candidate, SourceSpec
 from taskforge.sandbox import get_sandbox
 

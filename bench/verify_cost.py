@@ -29,17 +29,17 @@ import time
 from pathlib import Path
 
 from taskforge.cache import cache_root
-from taskforge.delete import SelectOptions, TaskOptions, get_strategy
 from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
 from taskforge.generate import order_candidates
 from taskforge.ingest import ingest
+from taskforge.languages.python.delete import SelectOptions, TaskOptions, get_strategy
+from taskforge.languages.python.testing.runner import run_tests
 from taskforge.materialize import materialize_record
 from taskforge.model import SourceSpec
 from taskforge.patches import diff_texts
 from taskforge.sandbox import get_sandbox
 from taskforge.taskmaker import make_task, run_timeout, screen_candidates
-from taskforge.testing.runner import run_tests
 from taskforge.workspace import scratch_dir
 
 

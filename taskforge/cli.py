@@ -392,8 +392,8 @@ def _ingest_report(recipe: str, out: str | None, as_json: bool, sandbox: str, ca
 def candidates(source: str, ref: str | None, strategies: tuple[str, ...], min_body_lines: int,
                min_covering_tests: int, as_json: bool, sandbox: str, cache: str | None) -> None:
     """List SOURCE's deletable features with their covering tests."""
-    from taskforge.delete import SelectOptions, get_strategy
     from taskforge.ingest import ingest as run_ingest
+    from taskforge.languages.python.delete import SelectOptions, get_strategy
 
     progress = CliProgress(quiet=as_json)
     src = run_ingest(source_from_argument(source, ref), cache=cache_root(cache),

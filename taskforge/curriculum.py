@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskforge.delete import STATEMENT_DETAIL, TaskOptions
 from taskforge.difficulty import estimate, score
 from taskforge.errors import UserError
+from taskforge.languages.python.delete import STATEMENT_DETAIL, TaskOptions
 from taskforge.model import Candidate
 from taskforge.store.shards import read_records
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from taskforge.cache import cache_root, sha256_file
 from taskforge.curriculum import Curriculum, harder_than, known_records, parse_difficulty
-from taskforge.delete import get_strategy
 from taskforge.errors import Rejected, UserError
 from taskforge.executors import get_executor
 from taskforge.ingest import IngestedSource, ingest_sources
+from taskforge.languages.python.delete import get_strategy
 from taskforge.model import Candidate
 from taskforge.recipe import Recipe, load_recipe
 from taskforge.report import report_after_run

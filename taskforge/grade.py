@@ -1,6 +1,6 @@
 """Grade a solution workspace: a clean copy, the tests run in the sandbox, a reward.
 
-The grader works on a copy of the solution, never in place (taskforge.grading.files builds
+The grader works on a copy of the solution, never in place (taskforge.languages.python.grading.files builds
 it: tests and pytest configuration restored, injections removed). pytest runs with plugin
 autoloading off and only the environment's own plugins, results come from the JUnit XML
 pytest writes outside the workspace, and an audit hook in the test process reports what the
@@ -13,9 +13,9 @@ reward (the tests run without them); what the solution's code does inside the te
 makes the reward 0.
 
 The report itself is not taken on trust (`checks=True`, the default): canaries whose outcome
-the grader knows run in the same session (taskforge.grading.canaries), and an observer started
+the grader knows run in the same session (languages.python.grading.canaries), and an observer started
 before any project code compares the runner with a snapshot and records what each test raised,
-over a signed channel (taskforge.grading.integrity). A wrong canary, a changed runner, a test
+over a signed channel (languages.python.grading.integrity). A wrong canary, a changed runner, a test
 the XML calls passed that raised, or a channel missing or garbled makes the reward 0.
 `checks=False` grades as before (bench/grade_latency.py's baseline).
 """
@@ -29,22 +29,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 from taskforge.errors import UserError
-from taskforge.grading.canaries import canary_findings, plant_canaries
-from taskforge.grading.files import (
+from taskforge.grading.findings import Finding
+from taskforge.languages.python.grading.canaries import canary_findings, plant_canaries
+from taskforge.languages.python.grading.files import (
     copy_solution,
     is_protected,
     remove_injections,
     restore_protected,
     tree_files,
 )
-from taskforge.grading.findings import Finding
-from taskforge.grading.installed import installed_modules, pytest_plugins
-from taskforge.grading.integrity import channel_findings, new_key, read_channel
-from taskforge.grading.static import scan_solution
+from taskforge.languages.python.grading.installed import installed_modules, pytest_plugins
+from taskforge.languages.python.grading.integrity import channel_findings, new_key, read_channel
+from taskforge.languages.python.grading.static import scan_solution
+from taskforge.languages.python.testing.runner import run_tests
 from taskforge.model import Environment, GradeResult, TestRun
 from taskforge.patches import created_files
 from taskforge.sandbox import Sandbox
-from taskforge.testing.runner import run_tests
 from taskforge.workspace import scratch_dir
 
 Mode = Literal["binary", "fraction"]

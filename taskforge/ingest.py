@@ -17,23 +17,23 @@ from typing import Any
 
 import git as gitpython
 
-from taskforge.delete import PythonProject
-from taskforge.env import build_environment, detect_spec
-from taskforge.env.outputs import with_build_outputs
 from taskforge.errors import UserError
 from taskforge.executors.local import LocalExecutor
 from taskforge.gitcmd import GitError
-from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
-from taskforge.sandbox import Sandbox
-from taskforge.sources import ingest_source, source_notes
-from taskforge.sources.license import license_allowed
-from taskforge.testing.baseline import (
+from taskforge.languages.python.delete import PythonProject
+from taskforge.languages.python.env import build_environment, detect_spec
+from taskforge.languages.python.env.outputs import with_build_outputs
+from taskforge.languages.python.testing.baseline import (
     TEST_TIMEOUT,
     cached_baseline,
     import_errors_line,
     keep_baseline,
     run_baseline,
 )
+from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
+from taskforge.sandbox import Sandbox
+from taskforge.sources import ingest_source, source_notes
+from taskforge.sources.license import license_allowed
 
 
 @dataclass(frozen=True)
@@ -315,7 +315,7 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
                   ) -> list[SourceReport]:
     """Ingest every source of a recipe (cached: after `generate` this re-runs nothing) and
     count its candidates; with `out`, join the tried and emitted counts of that run."""
-    from taskforge.delete import get_strategy
+    from taskforge.languages.python.delete import get_strategy
     from taskforge.recipe import load_recipe
     from taskforge.store.manifest import merge_manifests
 

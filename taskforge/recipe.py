@@ -9,8 +9,14 @@ from typing import Any
 
 import yaml
 
-from taskforge.delete import BROKEN_IMPORTS, STATEMENT_DETAIL, STRATEGIES, SelectOptions, TaskOptions
 from taskforge.errors import UserError
+from taskforge.languages.python.delete import (
+    BROKEN_IMPORTS,
+    STATEMENT_DETAIL,
+    STRATEGIES,
+    SelectOptions,
+    TaskOptions,
+)
 from taskforge.model import SourceSpec
 from taskforge.sandbox import NAMES as SANDBOX_NAMES
 from taskforge.sources.license import spdx_expression

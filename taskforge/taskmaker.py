@@ -13,17 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from taskforge.cache import digest
-from taskforge.delete import Strategy, TaskOptions, is_test_file
 from taskforge.difficulty import measure
 from taskforge.errors import Rejected
 from taskforge.ingest import IngestedSource
+from taskforge.languages.python.delete import Strategy, TaskOptions, is_test_file
+from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode
+from taskforge.languages.python.testing.screen import ScreenJob, ScreenResult, screen
 from taskforge.materialize import materialize_record
 from taskforge.model import Candidate
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
 from taskforge.sanitize import fingerprint_workspace
 from taskforge.statement import problem_statement, quotes_body
-from taskforge.testing.bytecode import seed_bytecode, snapshot_bytecode
 from taskforge.verify import audit_labels, check_labels, collection_breaks, label_tests
 from taskforge.verify.gates import (
     NULL_BODIES,
@@ -32,7 +33,6 @@ from taskforge.verify.gates import (
     null_rejection,
     score_null_solution,
 )
-from taskforge.verify.screen import ScreenJob, ScreenResult, screen
 from taskforge.workspace import scratch_dir
 
 
@@ -225,7 +225,7 @@ def _null_solutions(source: IngestedSource, strategy: Strategy, candidate: Candi
 def verification_workspace(source: IngestedSource, deletion_patch: str, changed: set[str],
                            dest: Path, sandbox: Sandbox, cache: Path, timeout: float) -> Path:
     """The task's real workspace, materialized, plus the snapshot's bytecode for the files
-    the deletion left alone (see `taskforge.testing.bytecode`): only verification runs in
+    the deletion left alone (see `taskforge.languages.python.testing.bytecode`): only verification runs in
     it, no agent."""
     workspace, _ = materialize_record({"deletion_patch": deletion_patch}, source.snapshot.root,
                                       dest)

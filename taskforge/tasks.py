@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any, overload
 
 from taskforge.cache import cache_root
-from taskforge.env import build_environment
 from taskforge.errors import Rejected, UserError
 from taskforge.grade import Mode, grade_workspace
+from taskforge.languages.python.env import build_environment
+from taskforge.languages.python.testing.runner import split_command
 from taskforge.materialize import materialize_record
 from taskforge.model import Environment, EnvSpec, GradeResult, Snapshot
 from taskforge.patches import apply_patch
@@ -19,7 +20,6 @@ from taskforge.sandbox import Sandbox, get_sandbox
 from taskforge.sanitize import fingerprint_record
 from taskforge.store.shards import read_records, task_dir
 from taskforge.store.snapshots import snapshot_root
-from taskforge.testing.runner import split_command
 from taskforge.verify import collection_breaks, label_tests
 from taskforge.verify.gates import (
     NULL_BODIES,

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import taskforge
-from taskforge.testing.runner import environment_variables, files_of, test_argv
+from taskforge.languages.python.testing.runner import environment_variables, files_of, test_argv
 
 
 def junit_key(test_id: str) -> tuple[str, str]:

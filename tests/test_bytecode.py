@@ -12,10 +12,10 @@ from pathlib import Path
 from conftest import make_project
 
 from taskforge.ingest import ingest
+from taskforge.languages.python.testing import runner
+from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode, source_of
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
-from taskforge.testing import runner
-from taskforge.testing.bytecode import seed_bytecode, snapshot_bytecode, source_of
 
 
 def project(tmp_path: Path) -> Path:

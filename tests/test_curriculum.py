@@ -11,8 +11,8 @@ import pytest
 from conftest import run_cli, stderr_lines, write_recipe
 
 from taskforge.curriculum import Curriculum, harder_than, parse_difficulty, structural
-from taskforge.delete import TaskOptions
 from taskforge.errors import UserError
+from taskforge.languages.python.delete import TaskOptions
 from taskforge.model import Candidate
 
 

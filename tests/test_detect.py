@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from conftest import make_project
 
-from taskforge.env.declared import pick_test_sets, requirement_lines
-from taskforge.env.detect import detect_spec
-from taskforge.env.layout import read_layout
-from taskforge.env.pytest_config import plan_addopts, read_pytest_config
-from taskforge.env.pythons import available_interpreters
 from taskforge.errors import UserError
 from taskforge.ingest import ingest
+from taskforge.languages.python.env.declared import pick_test_sets, requirement_lines
+from taskforge.languages.python.env.detect import detect_spec
+from taskforge.languages.python.env.layout import read_layout
+from taskforge.languages.python.env.pytest_config import plan_addopts, read_pytest_config
+from taskforge.languages.python.env.pythons import available_interpreters
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
 

@@ -14,10 +14,10 @@ from conftest import apply_patch, make_project, run_cli, write_recipe
 import taskforge
 from taskforge.generate import Summary
 from taskforge.ingest import ingest
+from taskforge.languages.python.testing.runner import run_tests
+from taskforge.languages.python.testing.testmap import MapProbe, tracer_for
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
-from taskforge.testing.runner import run_tests
-from taskforge.testing.testmap import MapProbe, tracer_for
 from taskforge.workspace import scratch_copy, scratch_dir
 
 # The test map's tracer follows the environment's Python: coverage.py before 3.12.

@@ -10,9 +10,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from taskforge.grading.canaries import canary_findings, plant_canaries
-from taskforge.grading.integrity import CHANNEL_FILE, channel_findings, read_channel, sign
-from taskforge.testing.junit import parse_junit
+from taskforge.languages.python.grading.canaries import canary_findings, plant_canaries
+from taskforge.languages.python.grading.integrity import CHANNEL_FILE, channel_findings, read_channel, sign
+from taskforge.languages.python.testing.junit import parse_junit
 
 TESTS = {
     "tests/test_parse.py": """\

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, run_cli, stderr_lines, write_recipe
 
-from taskforge.delete import SelectOptions, TaskOptions
 from taskforge.errors import UserError
+from taskforge.languages.python.delete import SelectOptions, TaskOptions
 from taskforge.recipe import VerifyOptions, load_recipe
 
 GOOD = """\

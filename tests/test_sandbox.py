@@ -360,11 +360,11 @@ def test_docker_runs_an_environment_from_its_own_image(tmp_path: Path) -> None:
     box = require("docker")
     import docker
 
-    from taskforge.env import build_environment, detect_spec
+    from taskforge.languages.python.env import build_environment, detect_spec
+    from taskforge.languages.python.testing.runner import run_tests
     from taskforge.model import SourceSpec
     from taskforge.sandbox.images import CANONICAL_VENV, LABEL_ENV
     from taskforge.sources import ingest_source
-    from taskforge.testing.runner import run_tests
 
     cache = Path(os.environ["TASKFORGE_CACHE"])
     spec = SourceSpec(kind="path", location=str(REPO_ROOT / "sample_repos" / "textkit"))

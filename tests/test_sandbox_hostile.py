@@ -28,11 +28,11 @@ import pytest
 from conftest import make_project
 from test_sandbox import require
 
-from taskforge.env import build_environment, detect_spec
+from taskforge.languages.python.env import build_environment, detect_spec
+from taskforge.languages.python.testing.runner import PLUGIN_DIR, run_tests
 from taskforge.model import Environment, SourceSpec
 from taskforge.sandbox import Limits
 from taskforge.sources import ingest_source
-from taskforge.testing.runner import PLUGIN_DIR, run_tests
 
 LIMITS = Limits(memory_bytes=512 << 20, pids=128, tmp_bytes=64 << 20)
 ATTACKS = ("network", "home_secret", "write_outside", "docker_socket", "fork_bomb", "memory",

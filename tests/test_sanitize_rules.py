@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from taskforge.sanitize import remove_vcs_dirs, sanitize_workspace
-from taskforge.sanitize.rules import (
+from taskforge.artifacts import (
     RULES,
     git_exclude_lines,
     remove_artifacts,
@@ -17,6 +16,7 @@ from taskforge.sanitize.rules import (
     rule_for_path,
     tracked_paths,
 )
+from taskforge.sanitize import remove_vcs_dirs, sanitize_workspace
 
 # (rule, a file to create, the artifact path the rule removes: the file or its directory)
 CASES = [

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-from taskforge.delete import TaskOptions
-from taskforge.delete.project import PythonProject
-from taskforge.delete.stub_function import StubFunction
 from taskforge.errors import Rejected
+from taskforge.languages.python.delete import TaskOptions
+from taskforge.languages.python.delete.project import PythonProject
+from taskforge.languages.python.delete.stub_function import StubFunction
 from taskforge.model import Candidate
 from taskforge.sanitize import (
     fingerprint_deletion,

@@ -9,9 +9,9 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from taskforge.env.pythons import available_interpreters
-from taskforge.testing.runner import PLUGIN_DIR
-from taskforge.testing.testmap import tracer_for
+from taskforge.languages.python.env.pythons import available_interpreters
+from taskforge.languages.python.testing.runner import PLUGIN_DIR
+from taskforge.languages.python.testing.testmap import tracer_for
 
 
 def monitoring_python() -> str:

@@ -14,10 +14,10 @@ import pytest
 from conftest import REPO_ROOT, make_project, run_cli, write_recipe
 
 import taskforge
-from taskforge.delete import TaskOptions
-from taskforge.delete.project import PythonProject
-from taskforge.delete.stub_function import StubFunction
 from taskforge.errors import Rejected
+from taskforge.languages.python.delete import TaskOptions
+from taskforge.languages.python.delete.project import PythonProject
+from taskforge.languages.python.delete.stub_function import StubFunction
 from taskforge.model import Candidate
 from taskforge.patches import apply_patch, diff_texts
 from taskforge.verify.gates import NULL_BODIES, with_null_body

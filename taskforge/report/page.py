@@ -16,7 +16,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer
 
-from taskforge.delete import STRATEGIES
+from taskforge.languages.python.delete import STRATEGIES
 from taskforge.report import figures
 from taskforge.store.manifest import TIMED_STAGES
 

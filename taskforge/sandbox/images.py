@@ -289,7 +289,7 @@ def _skip_interpreter_parts(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
 
 
 def _add_relocated_venv(tar: tarfile.TarFile, venv: Path) -> None:
-    from taskforge.env.build import rewrite_paths
+    from taskforge.languages.python.env.build import rewrite_paths
 
     with scratch_dir(cache_root(), prefix="venv-") as scratch:
         copy = scratch / "venv"

@@ -18,6 +18,13 @@ from collections.abc import Collection, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from taskforge.artifacts import (
+    RULES,
+    VCS_DIRS,
+    remove_artifacts,
+    rule_for_path,
+    tracked_paths,
+)
 from taskforge.errors import Rejected
 from taskforge.gitcmd import fresh_repository
 from taskforge.sanitize.compiled import compiled_copies
@@ -27,13 +34,6 @@ from taskforge.sanitize.fingerprints import (
     fingerprint_deletion,
     fingerprint_workspace,
     read_tree,
-)
-from taskforge.sanitize.rules import (
-    RULES,
-    VCS_DIRS,
-    remove_artifacts,
-    rule_for_path,
-    tracked_paths,
 )
 from taskforge.sanitize.scan import Hit, ScanStats, Undecided, scan
 

@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from taskforge.artifacts import VCS_DIRS, match_dir, match_file
 from taskforge.sanitize.bytecode import signatures
-from taskforge.sanitize.rules import VCS_DIRS, match_dir, match_file
 
 MIN_LINE = 12  # characters of a stripped line
 MIN_IDENT = 6

@@ -11,12 +11,12 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from taskforge.artifacts import VCS_DIRS, git_exclude_lines, rule_for
 from taskforge.cache import build_once, digest, read_json, write_json
 from taskforge.errors import UserError
 from taskforge.gitcmd import FIXED_ENV, commit_tree, git
 from taskforge.leftovers import owned
 from taskforge.model import Snapshot
-from taskforge.sanitize.rules import VCS_DIRS, git_exclude_lines, rule_for
 from taskforge.sources.license import detect_license
 from taskforge.store.outdir import JOURNALS, is_output_dir
 

@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from taskforge.errors import Rejected
+from taskforge.languages.python.testing.runner import run_tests
 from taskforge.materialize import materialize_record
 from taskforge.model import Environment
 from taskforge.sandbox import Sandbox
 from taskforge.sanitize import Fingerprints, sanitize_and_scan, tracked_paths
-from taskforge.testing.runner import run_tests
 from taskforge.workspace import scratch_dir
 
 # The trivial solutions, by the name `Strategy.apply(body=...)` knows them: the text each
-# puts where the task has `raise NotImplementedError` (taskforge.delete.syntax.BODIES).
+# puts where the task has `raise NotImplementedError` (taskforge.languages.python.delete.syntax.BODIES).
 NULL_BODIES = {"pass": "pass", "return-none": "return None"}
 _STUB = re.compile(r"^(\+(?:.*[\s:])?)raise NotImplementedError$", re.MULTILINE)
 

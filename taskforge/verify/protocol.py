@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from taskforge.errors import Rejected
+from taskforge.languages.python.testing.runner import run_tests
 from taskforge.model import Environment, TestRun
 from taskforge.patches import apply_patch
 from taskforge.sandbox import Sandbox
-from taskforge.testing.runner import run_tests
 from taskforge.workspace import scratch_dir_for
 
 

@@ -7,11 +7,11 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from taskforge.languages.python.testing.junit import collection_errors, parse_junit
+from taskforge.languages.python.testing.testmap import MapProbe
 from taskforge.leftovers import owned
 from taskforge.model import Environment, TestRun
 from taskforge.sandbox import Mounts, Sandbox
-from taskforge.testing.junit import collection_errors, parse_junit
-from taskforge.testing.testmap import MapProbe
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 PLUGIN = "taskforge_pytest_plugin"

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from taskforge.delete.base import SelectOptions, Strategy, TaskOptions, make_candidate
-from taskforge.delete.project import PythonProject
-from taskforge.delete.scopes import Definition, ModuleScopes, candidate_scopes, scopes_of
-from taskforge.delete.syntax import body_statements, describe, is_trivial, quotable, stubbed
 from taskforge.errors import Rejected
+from taskforge.languages.python.delete.project import PythonProject, PythonStrategy
+from taskforge.languages.python.delete.scopes import Definition, ModuleScopes, candidate_scopes, scopes_of
+from taskforge.languages.python.delete.syntax import body_statements, describe, is_trivial, quotable, stubbed
+from taskforge.languages.strategy import SelectOptions, TaskOptions, make_candidate
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
 
 
@@ -43,7 +43,7 @@ def method_group_symbol(scopes: ModuleScopes, class_name: str, names: list[str])
                          else f"{class_name}.{{{','.join(names)}}}")
 
 
-class RemoveMethod(Strategy):
+class RemoveMethod(PythonStrategy):
     name = "remove-method"
 
     def candidates(self, project: PythonProject, baseline: Baseline,

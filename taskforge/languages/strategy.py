@@ -1,7 +1,9 @@
-"""The strategy interface: find candidates in a project, apply one to make the task state.
+"""The strategy interface, for every language: find candidates in a project, apply one to
+make the task state.
 
 A strategy is a small class with two methods. `apply` never splices text by line numbers: it
-transforms a concrete syntax tree, so every byte outside the deleted span stays as it was.
+transforms a concrete syntax tree (LibCST for Python, tree-sitter for other languages), so
+every byte outside the deleted span stays as it was.
 """
 
 from __future__ import annotations
@@ -9,9 +11,9 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from pathlib import Path
+from typing import ClassVar, Protocol
 
-from taskforge.delete.project import PythonProject
 from taskforge.model import Baseline, Candidate, Deletion
 
 # What a removing strategy does with a name other code imports or uses at import time:
@@ -75,17 +77,28 @@ def make_candidate(strategy: str, baseline: Baseline, select: SelectOptions, *, 
                      subprocess=any(baseline.reached_by_subprocess(p, lines) for p, lines in spans))
 
 
+class Project(Protocol):
+    """A language's parsed view of a snapshot's source files (tests excluded)."""
+
+    root: Path
+    source_files: tuple[str, ...]
+
+    def text(self, path: str) -> str:
+        """The text of one file of the tree, as the snapshot holds it."""
+        ...
+
+
 class Strategy(abc.ABC):
     name: ClassVar[str]
-    language: ClassVar[str] = "python"
+    language: ClassVar[str]
 
     @abc.abstractmethod
-    def candidates(self, project: PythonProject, baseline: Baseline,
+    def candidates(self, project: Project, baseline: Baseline,
                    select: SelectOptions) -> list[Candidate]:
         """Every unit this strategy could delete, with the stable tests that executed it."""
 
     @abc.abstractmethod
-    def apply(self, project: PythonProject, candidate: Candidate, options: TaskOptions,
+    def apply(self, project: Project, candidate: Candidate, options: TaskOptions,
               body: str = "raise") -> Deletion:
         """The task state for one candidate. Raises `Rejected` when it cannot be applied.
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from libcst.metadata import MetadataWrapper
 
-from taskforge.delete.base import SelectOptions, Strategy, TaskOptions
-from taskforge.delete.project import PythonProject
-from taskforge.delete.syntax import (
+from taskforge.errors import Rejected
+from taskforge.languages.python.delete.project import PythonProject, PythonStrategy
+from taskforge.languages.python.delete.syntax import (
     FunctionFinder,
     body_statements,
     function_at,
@@ -18,11 +18,11 @@ from taskforge.delete.syntax import (
     signature_of,
     stubbed,
 )
-from taskforge.errors import Rejected
+from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
 
 
-class StubFunction(Strategy):
+class StubFunction(PythonStrategy):
     name = "stub-function"
 
     def candidates(self, project: PythonProject, baseline: Baseline,

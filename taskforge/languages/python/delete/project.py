@@ -10,7 +10,8 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from taskforge.sanitize.rules import VCS_DIRS, rule_for
+from taskforge.artifacts import VCS_DIRS, rule_for
+from taskforge.languages.strategy import Strategy
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NOT_SOURCE_FILES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py"}
@@ -226,3 +227,9 @@ class _Replacer(cst.CSTTransformer):
         if original_node.body and not body:
             body = [cst.SimpleStatementLine([cst.Pass()])]
         return updated_node.with_changes(body=body)
+
+
+class PythonStrategy(Strategy):
+    """A strategy over a `PythonProject`'s LibCST trees."""
+
+    language = "python"

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from taskforge.delete.base import BROKEN_IMPORTS, STATEMENT_DETAIL, SelectOptions, Strategy, TaskOptions
-from taskforge.delete.feature_cluster import FeatureCluster
-from taskforge.delete.project import PythonProject, is_test_file
-from taskforge.delete.remove_branch import RemoveBranch
-from taskforge.delete.remove_function import RemoveFunction
-from taskforge.delete.remove_method import RemoveMethod
-from taskforge.delete.remove_module import RemoveModule
-from taskforge.delete.stub_class import StubClass
-from taskforge.delete.stub_function import StubFunction
 from taskforge.errors import UserError
+from taskforge.languages.python.delete.feature_cluster import FeatureCluster
+from taskforge.languages.python.delete.project import PythonProject, is_test_file
+from taskforge.languages.python.delete.remove_branch import RemoveBranch
+from taskforge.languages.python.delete.remove_function import RemoveFunction
+from taskforge.languages.python.delete.remove_method import RemoveMethod
+from taskforge.languages.python.delete.remove_module import RemoveModule
+from taskforge.languages.python.delete.stub_class import StubClass
+from taskforge.languages.python.delete.stub_function import StubFunction
+from taskforge.languages.strategy import (
+    BROKEN_IMPORTS,
+    STATEMENT_DETAIL,
+    SelectOptions,
+    Strategy,
+    TaskOptions,
+)
 
 STRATEGIES: dict[str, type[Strategy]] = {cls.name: cls for cls in (
     StubFunction, RemoveFunction, StubClass, RemoveMethod, FeatureCluster, RemoveBranch,

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from taskforge.cache import digest, read_json, write_json
 from taskforge.errors import UserError
+from taskforge.languages.python.testing.runner import run_tests
+from taskforge.languages.python.testing.testmap import MapProbe, merge_test_maps, tracer_for
 from taskforge.model import Baseline, Environment, Snapshot, TestRun
 from taskforge.sandbox import Sandbox
-from taskforge.testing.runner import run_tests
-from taskforge.testing.testmap import MapProbe, merge_test_maps, tracer_for
 from taskforge.workspace import scratch_copy, scratch_dir
 
 # 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+.

@@ -16,7 +16,7 @@ import configparser
 import tomllib
 from pathlib import Path
 
-from taskforge.env.declared import normalized_name, requirement_name
+from taskforge.languages.python.env.declared import normalized_name, requirement_name
 
 SCM_BACKENDS = {"setuptools-scm", "hatch-vcs"}
 PDM_VARIABLE = "PDM_BUILD_SCM_VERSION"

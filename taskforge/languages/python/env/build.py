@@ -22,12 +22,12 @@ from pathlib import Path
 from uv import find_uv_bin
 
 from taskforge.cache import build_once, digest, read_json, write_json
-from taskforge.env.outputs import collect_outputs
-from taskforge.env.pythons import interpreter_for
-from taskforge.env.scm import UNKNOWN_VERSION, scm_version
 from taskforge.errors import UserError
+from taskforge.languages.python.env.outputs import collect_outputs
+from taskforge.languages.python.env.pythons import interpreter_for
+from taskforge.languages.python.env.scm import UNKNOWN_VERSION, scm_version
+from taskforge.languages.python.testing.bytecode import compile_tree
 from taskforge.model import Environment, EnvSpec, Snapshot
-from taskforge.testing.bytecode import compile_tree
 
 # bump when the layout of a built environment changes (2: compiled bytecode, 3: build outputs)
 FORMAT = 3

@@ -16,9 +16,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from taskforge.delete.project import PythonProject
-from taskforge.delete.syntax import SKIP_DECORATORS, decorator_names, dunder_all, is_docstring
 from taskforge.errors import Rejected
+from taskforge.languages.python.delete.project import PythonProject
+from taskforge.languages.python.delete.syntax import (
+    SKIP_DECORATORS,
+    decorator_names,
+    dunder_all,
+    is_docstring,
+)
 from taskforge.model import Candidate
 
 

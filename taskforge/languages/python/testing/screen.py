@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskforge.languages.python.testing.bytecode import seed_bytecode
+from taskforge.languages.python.testing.runner import run_tests
 from taskforge.model import Environment, Outcome
 from taskforge.sandbox import Sandbox
-from taskforge.testing.bytecode import seed_bytecode
-from taskforge.testing.runner import run_tests
 from taskforge.workspace import scratch_copy, scratch_dir
 
 SCREEN_PLUGIN = "taskforge_screen"
@@ -62,7 +62,7 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, env: Environment, san
            cache: Path, *, timeout: float, bytecode: Path | None = None
            ) -> dict[str, ScreenResult]:
     """Run every job in one forking pytest process over a copy of the original tree (with
-    the snapshot's `bytecode`, when given: see `taskforge.testing.bytecode`)."""
+    the snapshot's `bytecode`, when given: see `taskforge.languages.python.testing.bytecode`)."""
     if not jobs:
         return {}
     with scratch_copy(snapshot_root, cache, prefix="screen-") as workspace, \

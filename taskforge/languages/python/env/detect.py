@@ -11,13 +11,13 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from taskforge.env.declared import read_declared, requirement_name
-from taskforge.env.layout import network_exclusion, read_layout
-from taskforge.env.pytest_config import plan_addopts, read_pytest_config
-from taskforge.env.pythons import choose_python
-from taskforge.env.scm import scm_version
+from taskforge.languages.python.env.declared import read_declared, requirement_name
+from taskforge.languages.python.env.layout import network_exclusion, read_layout
+from taskforge.languages.python.env.pytest_config import plan_addopts, read_pytest_config
+from taskforge.languages.python.env.pythons import choose_python
+from taskforge.languages.python.env.scm import scm_version
+from taskforge.languages.python.testing.runner import split_command
 from taskforge.model import EnvSpec, SourceSpec
-from taskforge.testing.runner import split_command
 
 # What taskforge itself needs inside every environment: the runner and the per-test tracer.
 TOOLING = ("pytest", "coverage")

@@ -15,10 +15,16 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from taskforge.delete.base import SelectOptions, Strategy, TaskOptions, make_candidate
-from taskforge.delete.project import PythonProject
-from taskforge.delete.scopes import Definition, ModuleScopes, candidate_scopes, only_definition, scopes_of
-from taskforge.delete.syntax import body_statements, describe, is_trivial, quotable, stubbed
+from taskforge.languages.python.delete.project import PythonProject, PythonStrategy
+from taskforge.languages.python.delete.scopes import (
+    Definition,
+    ModuleScopes,
+    candidate_scopes,
+    only_definition,
+    scopes_of,
+)
+from taskforge.languages.python.delete.syntax import body_statements, describe, is_trivial, quotable, stubbed
+from taskforge.languages.strategy import SelectOptions, TaskOptions, make_candidate
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
 
 
@@ -96,7 +102,7 @@ def _only_in(scopes: ModuleScopes, helper: Definition, word: str, members: set[s
     return not scopes.project.mentioned_outside(helper.name, scopes.path)
 
 
-class FeatureCluster(Strategy):
+class FeatureCluster(PythonStrategy):
     name = "feature-cluster"
 
     def candidates(self, project: PythonProject, baseline: Baseline,

@@ -19,10 +19,10 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskforge.delete import is_test_file
 from taskforge.grading.findings import Finding
+from taskforge.languages.python.delete import is_test_file
+from taskforge.languages.python.testing.runner import files_of
 from taskforge.model import Outcome
-from taskforge.testing.runner import files_of
 
 PLANTED_FILES = 2  # existing test files that get canaries appended
 

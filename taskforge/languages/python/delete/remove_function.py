@@ -11,15 +11,22 @@ from __future__ import annotations
 
 import libcst as cst
 
-from taskforge.delete.base import SelectOptions, Strategy, TaskOptions, make_candidate
-from taskforge.delete.project import PythonProject
-from taskforge.delete.scopes import candidate_scopes, only_definition, scopes_of
-from taskforge.delete.syntax import bare_stub, body_statements, describe, is_trivial, quotable, stubbed
 from taskforge.errors import Rejected
+from taskforge.languages.python.delete.project import PythonProject, PythonStrategy
+from taskforge.languages.python.delete.scopes import candidate_scopes, only_definition, scopes_of
+from taskforge.languages.python.delete.syntax import (
+    bare_stub,
+    body_statements,
+    describe,
+    is_trivial,
+    quotable,
+    stubbed,
+)
+from taskforge.languages.strategy import SelectOptions, TaskOptions, make_candidate
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
 
 
-class RemoveFunction(Strategy):
+class RemoveFunction(PythonStrategy):
     name = "remove-function"
 
     def candidates(self, project: PythonProject, baseline: Baseline,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
-from taskforge.delete.project import PythonProject
+from taskforge.languages.python.delete.project import PythonProject
 
 SKIP_DECORATORS = {"overload", "abstractmethod", "abc.abstractmethod", "typing.overload"}
 # The task's body, and the trivial solutions a task must not reward.

@@ -23,9 +23,9 @@ from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
 from taskforge.cache import build_once, digest
+from taskforge.languages.python.testing.runner import run_tests
 from taskforge.model import Environment, Snapshot
 from taskforge.sandbox import Sandbox
-from taskforge.testing.runner import run_tests
 from taskforge.workspace import scratch_copy
 
 FORMAT = 1

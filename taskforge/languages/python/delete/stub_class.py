@@ -10,10 +10,23 @@ from __future__ import annotations
 
 import libcst as cst
 
-from taskforge.delete.base import SelectOptions, Strategy, TaskOptions, make_candidate
-from taskforge.delete.project import PythonProject
-from taskforge.delete.scopes import Definition, ModuleScopes, candidate_scopes, only_definition, scopes_of
-from taskforge.delete.syntax import body_statements, describe, is_docstring, is_trivial, quotable, stubbed
+from taskforge.languages.python.delete.project import PythonProject, PythonStrategy
+from taskforge.languages.python.delete.scopes import (
+    Definition,
+    ModuleScopes,
+    candidate_scopes,
+    only_definition,
+    scopes_of,
+)
+from taskforge.languages.python.delete.syntax import (
+    body_statements,
+    describe,
+    is_docstring,
+    is_trivial,
+    quotable,
+    stubbed,
+)
+from taskforge.languages.strategy import SelectOptions, TaskOptions, make_candidate
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
 
 MIN_METHODS = 2  # one method is `stub-function`'s task
@@ -25,7 +38,7 @@ def stubbable_methods(scopes: ModuleScopes, class_name: str) -> list[Definition]
             and isinstance(d.node, cst.FunctionDef) and not is_trivial(body_statements(d.node))]
 
 
-class StubClass(Strategy):
+class StubClass(PythonStrategy):
     name = "stub-class"
 
     def candidates(self, project: PythonProject, baseline: Baseline,

@@ -15,11 +15,18 @@ import builtins
 
 import libcst as cst
 
-from taskforge.delete.base import SelectOptions, Strategy, TaskOptions, make_candidate
-from taskforge.delete.project import PythonProject
-from taskforge.delete.scopes import ModuleScopes, candidate_scopes, scopes_of
-from taskforge.delete.syntax import BODIES, bare_stub, describe, dunder_all, is_docstring, quotable
 from taskforge.errors import Rejected
+from taskforge.languages.python.delete.project import PythonProject, PythonStrategy
+from taskforge.languages.python.delete.scopes import ModuleScopes, candidate_scopes, scopes_of
+from taskforge.languages.python.delete.syntax import (
+    BODIES,
+    bare_stub,
+    describe,
+    dunder_all,
+    is_docstring,
+    quotable,
+)
+from taskforge.languages.strategy import SelectOptions, TaskOptions, make_candidate
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
 
 BUILTINS = frozenset(dir(builtins))
@@ -157,7 +164,7 @@ def stub_module(scopes: ModuleScopes, keep_docstring: bool,
     return module.with_changes(body=kept), stubbed
 
 
-class RemoveModule(Strategy):
+class RemoveModule(PythonStrategy):
     name = "remove-module"
 
     def candidates(self, project: PythonProject, baseline: Baseline,

@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from taskforge.delete import is_test_file
+from taskforge.languages.python.delete import is_test_file
 
 # Files that hold nothing but pytest settings: any difference is tampering.
 PYTEST_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "conftest.py")

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from taskforge.delete.base import SelectOptions, Strategy, TaskOptions, make_candidate
-from taskforge.delete.project import PythonProject
-from taskforge.delete.scopes import Definition, ModuleScopes, candidate_scopes, scopes_of
-from taskforge.delete.syntax import BODIES, describe, is_trivial, quotable
 from taskforge.errors import Rejected
+from taskforge.languages.python.delete.project import PythonProject, PythonStrategy
+from taskforge.languages.python.delete.scopes import Definition, ModuleScopes, candidate_scopes, scopes_of
+from taskforge.languages.python.delete.syntax import BODIES, describe, is_trivial, quotable
+from taskforge.languages.strategy import SelectOptions, TaskOptions, make_candidate
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
 
 OPTION_OPERATORS = (cst.Equal, cst.Is, cst.In)
@@ -117,7 +117,7 @@ def branches_of(scopes: ModuleScopes) -> dict[str, Branch]:
     return found
 
 
-class RemoveBranch(Strategy):
+class RemoveBranch(PythonStrategy):
     name = "remove-branch"
 
     def candidates(self, project: PythonProject, baseline: Baseline,

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from taskforge.cache import cache_root
 from taskforge.ingest import ingest
-from taskforge.languages.python.delete import SelectOptions, TaskOptions
 from taskforge.languages.python.delete.stub_function import StubFunction
+from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
 from taskforge.sanitize import ScanStats, fingerprint_workspace, sanitize_workspace, scan

@@ -39,7 +39,7 @@ from taskforge.materialize import materialize_record
 from taskforge.model import SourceSpec
 from taskforge.patches import diff_texts
 from taskforge.sandbox import get_sandbox
-from taskforge.taskmaker import make_task, run_timeout, screen_candidates
+from taskforge.verify.confirm import make_task, run_timeout, screen_candidates
 from taskforge.workspace import scratch_dir
 
 

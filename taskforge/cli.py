@@ -393,15 +393,19 @@ def candidates(source: str, ref: str | None, strategies: tuple[str, ...], min_bo
                min_covering_tests: int, as_json: bool, sandbox: str, cache: str | None) -> None:
     """List SOURCE's deletable features with their covering tests."""
     from taskforge.ingest import ingest as run_ingest
-    from taskforge.languages.python.delete import SelectOptions, get_strategy
+    from taskforge.languages import strategy_names
+    from taskforge.languages.strategy import SelectOptions
 
     progress = CliProgress(quiet=as_json)
     src = run_ingest(source_from_argument(source, ref), cache=cache_root(cache),
                      base_dir=Path.cwd(), sandbox=get_sandbox(sandbox), repeats=2, timeout=300,
                      log=progress.log)
     select = SelectOptions(min_covering_tests=min_covering_tests, min_body_lines=min_body_lines)
-    found = [c for name in strategies
-             for c in get_strategy(name).candidates(src.project, src.baseline, select)]
+    for name in strategies:
+        if name not in strategy_names():
+            raise UserError(f"unknown strategy {name!r}; known: {', '.join(strategy_names())}")
+    found = [c for name in strategies if (strategy := src.language.strategy(name))
+             for c in strategy.candidates(src.project, src.baseline, select)]
     for path, why in sorted(src.project.skipped.items()):
         click.echo(f"taskforge: warning: {path}: {why}", err=True)
     if as_json:

@@ -29,7 +29,7 @@ from typing import Any
 
 from taskforge.difficulty import estimate, score
 from taskforge.errors import UserError
-from taskforge.languages.python.delete import STATEMENT_DETAIL, TaskOptions
+from taskforge.languages.strategy import STATEMENT_DETAIL, TaskOptions
 from taskforge.model import Candidate
 from taskforge.store.shards import read_records
 

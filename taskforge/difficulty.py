@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from taskforge.languages.python.delete import STATEMENT_DETAIL, TaskOptions
+from taskforge.languages.strategy import STATEMENT_DETAIL, TaskOptions
 from taskforge.model import Candidate, Deletion
 
 

@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 from taskforge.cache import write_atomic
 from taskforge.errors import UserError
+from taskforge.languages import language_of
 from taskforge.store.manifest import merge_manifests
 from taskforge.tasks import Task, TaskSet, load_tasks
 
@@ -38,9 +38,6 @@ ENVIRONMENTS_ARCHIVE = "environments.tar"
 DOCKER_IMAGE_FILES = {"images.tar", "images.jsonl"}
 # Where Harbor puts things in the task's container.
 APP_DIR = "/app"
-# Pytest configuration restored before grading, besides test files and every conftest.py.
-PYTEST_CONFIG_FILES = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
-TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 
 
 def export_tasks(tasks_path: str | Path, fmt: str, dest: str | Path,
@@ -194,11 +191,11 @@ def files_to_restore(record: dict[str, Any], snapshot: Path) -> list[str]:
     puts back before it runs, so edits to them cannot change the reward. Never a file the
     deletion touched (that would hand back the solution)."""
     deleted = {d["path"] for d in record["deleted"]}
+    language = language_of(record)
     wanted = {test_id.split("::")[0] for test_id in record["FAIL_TO_PASS"] + record["PASS_TO_PASS"]}
-    wanted |= {name for name in PYTEST_CONFIG_FILES if (snapshot / name).is_file()}
-    for path in snapshot.rglob("*.py"):
+    for path in snapshot.rglob("*"):
         rel = path.relative_to(snapshot).as_posix()
-        if TEST_FILE.search(rel) and ".git/" not in rel:
+        if path.is_file() and ".git" not in rel.split("/") and language.is_protected(rel):
             wanted.add(rel)
     return sorted(p for p in wanted - deleted if (snapshot / p).is_file())
 

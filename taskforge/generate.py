@@ -16,7 +16,6 @@ from taskforge.curriculum import Curriculum, harder_than, known_records, parse_d
 from taskforge.errors import Rejected, UserError
 from taskforge.executors import get_executor
 from taskforge.ingest import IngestedSource, ingest_sources
-from taskforge.languages.python.delete import get_strategy
 from taskforge.model import Candidate
 from taskforge.recipe import Recipe, load_recipe
 from taskforge.report import report_after_run
@@ -26,7 +25,7 @@ from taskforge.store.outdir import claim_output, directory_lock
 from taskforge.store.shards import Journal, remove_partial_writes, shard_name, write_shard
 from taskforge.store.snapshots import export_snapshot
 from taskforge.store.strategies import count_strategies, strategy_table
-from taskforge.taskmaker import Screened, make_task, run_timeout, screen_candidates
+from taskforge.verify.confirm import Screened, make_task, run_timeout, screen_candidates
 from taskforge.workspace import prune_dead_scratch
 
 # Rejections that happen before anything is deleted.
@@ -173,13 +172,14 @@ def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, 
                                         max_source_mb=recipe.max_source_mb, log=progress.log,
                                         min_stable_tests=recipe.min_stable_tests,
                                         test_timeout=recipe.verify.test_timeout_s, pool=pool)
-    strategies = {name: get_strategy(name) for name in recipe.strategies}
     summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
     funnel: Counter[str] = Counter()
     shard_candidates: list[str] = []  # the strategy of each candidate counted in this shard
     for source in sources:
-        found = [c for s in strategies.values()
+        # The recipe's strategies this source's language has (a strategy another language
+        # alone registers finds nothing here).
+        found = [c for name in recipe.strategies if (s := source.language.strategy(name))
                  for c in s.candidates(source.project, source.baseline, recipe.select)]
         if curriculum is not None:
             found = curriculum.select(source.snapshot.name, found)
@@ -208,8 +208,8 @@ def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, 
         cap = len(ordered) if budget is None else budget
         started = time.monotonic()
         spent: Counter[str] = Counter()
-        emitted, tried = _run_source(source, ordered, cap, recipe, strategies, box, cache_dir,
-                                     pool, journal, progress, seed, spent)
+        emitted, tried = _run_source(source, ordered, cap, recipe, box, cache_dir, pool, journal,
+                                     progress, seed, spent)
         verify_seconds = round(time.monotonic() - started, 1)
         timing[source.snapshot.id] = {stage: round({**source.seconds, **spent}.get(stage, 0.0), 3)
                                       for stage in TIMED_STAGES}
@@ -229,6 +229,7 @@ def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, 
             budget -= len(emitted)
         summary.sources.append({
             "name": source.snapshot.name, "source": source.snapshot.source,
+            "language": source.language.name,
             "snapshot": source.snapshot.id, "commit": source.snapshot.commit,
             "license": source.snapshot.license, "tests": len(source.baseline.tests),
             "stable": len(source.baseline.stable), "flaky": len(source.baseline.flaky),
@@ -291,8 +292,8 @@ def _output_inside_sources(recipe: Recipe, out: Path, cache: Path) -> list[str]:
 
 
 def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, recipe: Recipe,
-                strategies: dict, box: Sandbox, cache: Path, pool: Any, journal: Journal,
-                progress: Progress, seed: int, spent: Counter[str]) -> tuple[list[dict], list[dict]]:
+                box: Sandbox, cache: Path, pool: Any, journal: Journal, progress: Progress,
+                seed: int, spent: Counter[str]) -> tuple[list[dict], list[dict]]:
     """Verify candidates in their seeded order until `cap` tasks are emitted.
 
     Work goes in waves: the wave is screened by the forking fast path, then what survives
@@ -352,7 +353,9 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
         def job(item: tuple[Candidate, Screened]) -> dict[str, Any]:
             candidate, screened = item
             try:
-                record = make_task(source, strategies[candidate.strategy], candidate,
+                strategy = source.language.strategy(candidate.strategy)
+                assert strategy is not None  # its candidates came from this language
+                record = make_task(source, strategy, candidate,
                                    screened=screened, options=recipe.task, sandbox=box,
                                    cache=cache, repeats=recipe.verify.repeats,
                                    timeout=timeout,

@@ -20,16 +20,9 @@ import git as gitpython
 from taskforge.errors import UserError
 from taskforge.executors.local import LocalExecutor
 from taskforge.gitcmd import GitError
-from taskforge.languages.python.delete import PythonProject
-from taskforge.languages.python.env import build_environment, detect_spec
-from taskforge.languages.python.env.outputs import with_build_outputs
-from taskforge.languages.python.testing.baseline import (
-    TEST_TIMEOUT,
-    cached_baseline,
-    import_errors_line,
-    keep_baseline,
-    run_baseline,
-)
+from taskforge.languages import Language, detect_language
+from taskforge.languages.base import TEST_TIMEOUT, import_errors_line
+from taskforge.languages.strategy import Project
 from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
 from taskforge.sandbox import Sandbox
 from taskforge.sources import ingest_source, source_notes
@@ -42,7 +35,8 @@ class IngestedSource:
     snapshot: Snapshot
     env: Environment
     baseline: Baseline
-    project: PythonProject
+    project: Project
+    language: Language
     notes: tuple[str, ...] = ()  # what fetching the source found (git: shallow/full, submodules)
     # Wall-clock seconds this run spent on each ingest stage: "ingest" (the snapshot),
     # "environment", "baseline" (near zero when the cache already held it).
@@ -83,8 +77,9 @@ def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, r
     prepared = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log,
                             snapshot_seconds=time.monotonic() - started)
     started = time.monotonic()
-    baseline = run_baseline(prepared.snapshot, prepared.env, sandbox, cache, repeats=repeats,
-                            timeout=timeout, test_timeout=test_timeout)
+    baseline = prepared.language.baseline(prepared.snapshot, prepared.env, sandbox, cache,
+                                          repeats=repeats, timeout=timeout,
+                                          test_timeout=test_timeout)
     return _ingested(prepared, baseline, time.monotonic() - started, log, test_timeout)
 
 
@@ -96,6 +91,7 @@ class _Prepared:
     spec: SourceSpec
     snapshot: Snapshot
     env: Environment
+    language: Language
     notes: tuple[str, ...]
     seconds: dict[str, float]  # "ingest" (the snapshot), "environment"
 
@@ -108,19 +104,15 @@ def _environment(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, repeats: 
     for note in notes:
         log(f"{snapshot.name}: {note}")
     started = time.monotonic()
-    env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
-    built: list[str] = []
-    if env.outputs:
-        # The tasks are made from the tree as the build leaves it (env/outputs.py).
-        snapshot = with_build_outputs(snapshot, env, cache)
-        built.append(f"build outputs added to the snapshot ({snapshot.id[:12]}): "
-                     + ", ".join(env.outputs[:5]) + (" ..." if len(env.outputs) > 5 else ""))
-    built += [f"build output left out: {note}" for note in env.build_notes]
-    for note in built:
+    language = detect_language(snapshot.root, snapshot.source)
+    prepared = language.prepare(spec, snapshot, cache, log)
+    snapshot, env = prepared.snapshot, prepared.env
+    for note in prepared.notes:
         log(f"{snapshot.name}: {note}")
     seconds = {"ingest": snapshot_seconds, "environment": time.monotonic() - started}
-    log(f"{snapshot.name}: environment {env.key[:12]}; baseline ({max(2, repeats)} runs)")
-    return _Prepared(spec, snapshot, env, notes + tuple(built), seconds)
+    log(f"{snapshot.name}: {language.name} environment {env.key[:12]}; "
+        f"baseline ({max(2, repeats)} runs)")
+    return _Prepared(spec, snapshot, env, language, notes + prepared.notes, seconds)
 
 
 def _ingested(prepared: _Prepared, baseline: Baseline, baseline_seconds: float,
@@ -132,10 +124,10 @@ def _ingested(prepared: _Prepared, baseline: Baseline, baseline_seconds: float,
         log(f"{snapshot.name}: {hung_line(baseline.hung, test_timeout)}")
     if baseline.collection_errors:
         log(f"{snapshot.name}: {import_errors_line(baseline.collection_errors)}")
-    project = PythonProject(snapshot.root, env.pythonpath)
+    project = prepared.language.project(snapshot, env)
     seconds = {**prepared.seconds, "baseline": baseline_seconds}
-    return IngestedSource(prepared.spec, snapshot, env, baseline, project, prepared.notes,
-                          {stage: round(s, 3) for stage, s in seconds.items()})
+    return IngestedSource(prepared.spec, snapshot, env, baseline, project, prepared.language,
+                          prepared.notes, {stage: round(s, 3) for stage, s in seconds.items()})
 
 
 def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path,
@@ -182,8 +174,9 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                                     snapshot_seconds=time.monotonic() - started)
             # Cached here: no job (a node with a cache of its own would run it again).
             started = time.monotonic()
-            cached = cached_baseline(prepared.snapshot, prepared.env, sandbox, cache,
-                                     repeats=repeats, test_timeout=test_timeout)
+            cached = prepared.language.cached_baseline(prepared.snapshot, prepared.env, sandbox,
+                                                       cache, repeats=repeats,
+                                                       test_timeout=test_timeout)
             if cached is not None:
                 finish(index, prepared, cached, time.monotonic() - started)
             else:
@@ -200,9 +193,9 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
         prepared = item[1]
         started = time.monotonic()
         try:
-            baseline: Baseline | str = run_baseline(prepared.snapshot, prepared.env, sandbox,
-                                                    cache, repeats=repeats, timeout=timeout,
-                                                    test_timeout=test_timeout)
+            baseline: Baseline | str = prepared.language.baseline(
+                prepared.snapshot, prepared.env, sandbox, cache, repeats=repeats,
+                timeout=timeout, test_timeout=test_timeout)
         except UserError as e:  # the source is set aside; the other baselines go on
             baseline = _without_source(str(e), prepared.spec, prepared.snapshot)
         except SOURCE_FAILURES as e:
@@ -216,7 +209,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
         if isinstance(baseline, str):
             outcomes[index] = _set_aside(specs[index], baseline, prepared.snapshot, log)
         else:
-            keep_baseline(cache, baseline)
+            prepared.language.keep_baseline(cache, baseline)
             finish(index, prepared, baseline, seconds)
     done = [o for _i, o in sorted(outcomes.items()) if isinstance(o, IngestedSource)]
     aside = [o for _i, o in sorted(outcomes.items()) if isinstance(o, SetAside)]
@@ -315,7 +308,6 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
                   ) -> list[SourceReport]:
     """Ingest every source of a recipe (cached: after `generate` this re-runs nothing) and
     count its candidates; with `out`, join the tried and emitted counts of that run."""
-    from taskforge.languages.python.delete import get_strategy
     from taskforge.recipe import load_recipe
     from taskforge.store.manifest import merge_manifests
 
@@ -329,9 +321,9 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
                                  max_source_mb=recipe.max_source_mb, log=log, need_one=False,
                                  min_stable_tests=recipe.min_stable_tests,
                                  test_timeout=recipe.verify.test_timeout_s)
-    strategies = [get_strategy(name) for name in recipe.strategies]
     by_spec: dict[SourceSpec, SourceReport] = {}
     for src in done:
+        strategies = [s for name in recipe.strategies if (s := src.language.strategy(name))]
         found = sum(len(s.candidates(src.project, src.baseline, recipe.select)) for s in strategies)
         run = generated.get(src.snapshot.source)
         by_spec[src.spec] = SourceReport(

@@ -173,6 +173,17 @@ class Deletion:
     statement_facts: dict[str, Any]  # signature, docstring, module: what a statement may say
 
 
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One thing a solution tried, as the grader reports it in `GradeResult.tampered`.
+    `disqualifies`: the grader cannot undo it (it acts inside the test process), so the reward
+    is 0 whatever the tests say. Files the grader restores or removes do not disqualify: the
+    tests run without them."""
+
+    message: str
+    disqualifies: bool = False
+
+
 @dataclass(frozen=True)
 class GradeResult:
     reward: float

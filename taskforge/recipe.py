@@ -10,10 +10,10 @@ from typing import Any
 import yaml
 
 from taskforge.errors import UserError
-from taskforge.languages.python.delete import (
+from taskforge.languages import strategy_names
+from taskforge.languages.strategy import (
     BROKEN_IMPORTS,
     STATEMENT_DETAIL,
-    STRATEGIES,
     SelectOptions,
     TaskOptions,
 )
@@ -282,9 +282,9 @@ def _strategies(c: _Checker, raw: Any) -> dict[str, float]:
     for entry in entries:
         pairs = entry.items() if isinstance(entry, dict) else [(entry, 1.0)]
         for name, weight in pairs:
-            if name not in STRATEGIES:
+            if name not in strategy_names():
                 raise c.fail("strategies", f"unknown strategy {name!r} "
-                                           f"(known: {', '.join(sorted(STRATEGIES))})")
+                                           f"(known: {', '.join(strategy_names())})")
             if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
                 raise c.fail(f"strategies.{name}", "weight must be a positive number")
             items[name] = float(weight)

@@ -9,27 +9,15 @@ from pathlib import Path
 from typing import Any, overload
 
 from taskforge.cache import cache_root
-from taskforge.errors import Rejected, UserError
+from taskforge.errors import UserError
 from taskforge.grade import Mode, grade_workspace
-from taskforge.languages.python.env import build_environment
-from taskforge.languages.python.testing.runner import split_command
+from taskforge.languages import language_of
+from taskforge.languages.base import Runner
 from taskforge.materialize import materialize_record
-from taskforge.model import Environment, EnvSpec, GradeResult, Snapshot
-from taskforge.patches import apply_patch
+from taskforge.model import Environment, GradeResult, Snapshot
 from taskforge.sandbox import Sandbox, get_sandbox
-from taskforge.sanitize import fingerprint_record
 from taskforge.store.shards import read_records, task_dir
 from taskforge.store.snapshots import snapshot_root
-from taskforge.verify import collection_breaks, label_tests
-from taskforge.verify.gates import (
-    NULL_BODIES,
-    collection_gate,
-    leak_scan_gate,
-    null_rejection,
-    score_null_solution,
-    with_null_body,
-)
-from taskforge.workspace import scratch_dir
 
 
 @dataclass
@@ -50,15 +38,11 @@ class Task:
 
     def environment(self) -> Environment:
         """The task's environment, rebuilt from its recorded spec on first use."""
-        e = self.record["environment"]
-        spec = EnvSpec(python=e["python"], project_install=e["project_install"],
-                       requirements=tuple(e["requirements"]), install=tuple(e["install"]),
-                       test_command=split_command(e["test_command"]))
-        root = self.snapshot_root()
         snapshot = Snapshot(id=self.record["snapshot"], name=self.record["repo"],
                             source=self.record["source"], commit=self.record["base_commit"],
-                            root=root, license=self.record["license"])
-        return build_environment(snapshot, spec, self._cache())
+                            root=self.snapshot_root(), license=self.record["license"])
+        return language_of(self.record).environment_from_record(self.record["environment"],
+                                                                snapshot, self._cache())
 
     def materialize(self, dest: str | Path) -> Path:
         """A fresh, sanitized workspace for the agent at `dest`."""
@@ -82,82 +66,11 @@ class Task:
         """Re-run, from scratch, every gate `generate` ran: the labels, the trivial solutions,
         the collection check and the leak scan of a fresh materialization. Returns the
         problems found, each `gate: what` (empty: verified)."""
-        env = self.environment()
-        problems: list[str] = []
-        for gate, check in (("labels", lambda: self._labels(env, sandbox, full_suite, timeout)),
-                            ("trivial-solution", lambda: self._trivial(env, sandbox, timeout)),
-                            ("collection-breaks", lambda: self._collection(env, sandbox, timeout)),
-                            ("leak-scan", lambda: self._leak_scan(env))):
-            try:
-                problems += [f"{gate}: {p}" for p in check()]
-            except Rejected as why:
-                problems.append(f"{gate}: {why}")
-        return problems
+        from taskforge.verify.reverify import reverify
 
-    def _workspace(self, dest: Path, record: dict[str, Any] | None = None) -> Path:
-        """A fresh materialization with its hidden tests back: where the gates' tests run."""
-        record = record or self.record
-        workspace, _removed = materialize_record(record, self.snapshot_root(), dest)
-        apply_patch(workspace, record.get("test_patch") or "")
-        return workspace
-
-    def _labels(self, env: Environment, sandbox: Sandbox, full_suite: bool,
-                timeout: float) -> list[str]:
-        record = self.record
-        f2p = set(record["FAIL_TO_PASS"])
-        tests = sorted(f2p | set(record["PASS_TO_PASS"])) if full_suite \
-            else list(record["verification"]["tests_run"])
-        with scratch_dir(self._cache(), prefix="reverify-") as scratch:
-            labels = label_tests(self._workspace(scratch / "workspace"), record["patch"], tests,
-                                 env, sandbox, repeats=record["verification"]["repeats"],
-                                 timeout=timeout)
-        problems = []
-        if set(labels.fail_to_pass) != f2p:
-            extra = sorted(set(labels.fail_to_pass) - f2p)
-            missing = sorted(f2p - set(labels.fail_to_pass))
-            problems.append(f"FAIL_TO_PASS differs: now failing but not listed {extra[:5]}, "
-                            f"listed but not failing {missing[:5]}")
-        if labels.unstable:
-            problems.append(f"unstable in the task state: {labels.unstable[:5]}")
-        if labels.reference_failures:
-            problems.append(f"fail with the reference: {labels.reference_failures[:5]}")
-        return problems
-
-    def _trivial(self, env: Environment, sandbox: Sandbox, timeout: float) -> list[str]:
-        """Each trivial body where the deletion put its stubs, on FAIL_TO_PASS."""
-        f2p = list(self.record["FAIL_TO_PASS"])
-        nulls = {}
-        for body in NULL_BODIES:
-            null = {**self.record,
-                    "deletion_patch": with_null_body(self.record["deletion_patch"], body)}
-            with scratch_dir(self._cache(), prefix="reverify-null-") as scratch:
-                nulls[body] = score_null_solution(self._workspace(scratch / "workspace", null),
-                                                  f2p, env, sandbox, timeout)
-        rejection = null_rejection(nulls)
-        return [str(rejection)] if rejection else []
-
-    def _collection(self, env: Environment, sandbox: Sandbox, timeout: float) -> list[str]:
-        """Collection in the task state against the stable tests (FAIL_TO_PASS and
-        PASS_TO_PASS); breaks must be allowed and be the ones recorded."""
-        stable = sorted(set(self.record["FAIL_TO_PASS"]) | set(self.record["PASS_TO_PASS"]))
-        recorded = self.record["verification"].get("collateral") or {}
-        with scratch_dir(self._cache(), prefix="reverify-collect-") as scratch:
-            errors, missing = collection_breaks(self._workspace(scratch / "workspace"),
-                                                tuple(stable), env, sandbox, timeout=timeout)
-        collateral = collection_gate(errors, missing, stable,
-                                     allowed=bool(recorded.get("allowed")))
-        found = (sorted(collateral["collection_errors"]), sorted(collateral["uncollected"]))
-        listed = (sorted(recorded.get("collection_errors", [])),  # generate also listed
-                  sorted(set(recorded.get("uncollected", [])) & set(stable)))  # unstable ones
-        if found != listed:
-            return [f"collateral differs: now {found}, recorded {listed}"]
-        return []
-
-    def _leak_scan(self, env: Environment) -> list[str]:
-        root = self.snapshot_root()
-        fingerprints = fingerprint_record(self.record, root)  # of the code, not hidden tests
-        leak_scan_gate(self.record, root, env.venv, fingerprints, self._cache())
-        return []
+        runner = Runner(language_of(self.record), self.environment(), sandbox, timeout)
+        return reverify(self.record, self.snapshot_root(), runner, self._cache(),
+                        full_suite=full_suite)
 
 
 class TaskSet:

@@ -12,7 +12,7 @@ from conftest import run_cli, stderr_lines, write_recipe
 
 from taskforge.curriculum import Curriculum, harder_than, parse_difficulty, structural
 from taskforge.errors import UserError
-from taskforge.languages.python.delete import TaskOptions
+from taskforge.languages.strategy import TaskOptions
 from taskforge.model import Candidate
 
 

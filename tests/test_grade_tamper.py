@@ -1288,8 +1288,7 @@ def test_cli_grade_reports_mode_and_tampering(task: taskforge.Task, bwrap: Sandb
 def test_single_file_suites_are_restored_like_any_test_file() -> None:
     """`tests.py` / `test.py` (unittest-style single-file suites, e.g. jsonpointer's) are test
     files: never deletion candidates, always restored by the grader."""
-    from taskforge.languages.python.delete import is_test_file
-    from taskforge.languages.python.grading.files import is_protected
+    from taskforge.languages.python.files import is_protected, is_test_file
 
     for rel in ("tests.py", "test.py", "pkg/tests.py", "tests/helpers.py", "test_core.py",
                 "conftest.py", "pytest.ini"):

@@ -129,7 +129,7 @@ def test_a_data_loader_does_not_load_the_generator() -> None:
     code = textwrap.dedent("""
         import sys
         from taskforge import load_tasks, Task
-        heavy = [m for m in ("taskforge.generate", "taskforge.ingest", "taskforge.taskmaker",
+        heavy = [m for m in ("taskforge.generate", "taskforge.ingest", "taskforge.verify.confirm", "libcst",
                              "rich", "click") if m in sys.modules]
         print(heavy)
         import taskforge

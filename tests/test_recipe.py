@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO_ROOT, run_cli, stderr_lines, write_recipe
 
 from taskforge.errors import UserError
-from taskforge.languages.python.delete import SelectOptions, TaskOptions
+from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.recipe import VerifyOptions, load_recipe
 
 GOOD = """\

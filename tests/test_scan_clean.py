@@ -13,9 +13,9 @@ import pytest
 from conftest import REPO_ROOT
 
 from taskforge.errors import Rejected
-from taskforge.languages.python.delete import TaskOptions
 from taskforge.languages.python.delete.project import PythonProject
 from taskforge.languages.python.delete.stub_function import StubFunction
+from taskforge.languages.strategy import TaskOptions
 from taskforge.model import Candidate
 from taskforge.sanitize import (
     fingerprint_deletion,

@@ -13,8 +13,9 @@ from textwrap import dedent
 import pytest
 from conftest import make_project
 
-from taskforge.languages.python.delete import PythonProject, SelectOptions, TaskOptions
+from taskforge.languages.python.delete import PythonProject
 from taskforge.languages.python.delete.stub_function import StubFunction
+from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import Baseline, Candidate, Deletion
 
 MODULE = "pkg/mod.py"

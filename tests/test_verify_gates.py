@@ -15,12 +15,12 @@ from conftest import REPO_ROOT, make_project, run_cli, write_recipe
 
 import taskforge
 from taskforge.errors import Rejected
-from taskforge.languages.python.delete import TaskOptions
+from taskforge.languages import language_named
 from taskforge.languages.python.delete.project import PythonProject
 from taskforge.languages.python.delete.stub_function import StubFunction
+from taskforge.languages.strategy import TaskOptions
 from taskforge.model import Candidate
 from taskforge.patches import apply_patch, diff_texts
-from taskforge.verify.gates import NULL_BODIES, with_null_body
 
 SHARD = "tasks-00000-of-00001.jsonl"
 SCALE_BODY = """\
@@ -183,6 +183,7 @@ def test_verify_names_the_gate_each_tampered_record_fails(generated: Path,
 def test_null_body_rewrite_is_what_the_strategy_writes(tmp_path: Path) -> None:
     """`with_null_body` (what verify derives from a record) equals `apply(body=...)` (what
     generate runs) for every function of the sample repositories."""
+    python = language_named("python")
     checked = 0
     for name, import_root in {"textkit": ".", "spans": "src", "exprcalc": "."}.items():
         project_ = PythonProject(REPO_ROOT / "sample_repos" / name, (import_root,))
@@ -198,17 +199,17 @@ def test_null_body_rewrite_is_what_the_strategy_writes(tmp_path: Path) -> None:
                 try:
                     patches = {body: StubFunction().apply(project_, candidate, TaskOptions(),
                                                           body=body).new_texts
-                               for body in ("raise", *NULL_BODIES)}
+                               for body in ("raise", *python.null_bodies)}
                 except Rejected:
                     continue
                 deletion = diff_texts({p: (project_.text(p), t)
                                        for p, t in patches["raise"].items()})
-                for body in NULL_BODIES:
+                for body in python.null_bodies:
                     ws = tmp_path / f"{checked}-{body}"
                     for p in patches[body]:
                         (ws / p).parent.mkdir(parents=True, exist_ok=True)
                         (ws / p).write_text(project_.text(p))
-                    apply_patch(ws, with_null_body(deletion, body))
+                    apply_patch(ws, python.with_null_body(deletion, body))
                     assert {p: (ws / p).read_text() for p in patches[body]} == patches[body]
                 checked += 1
     assert checked > 20

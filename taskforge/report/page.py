@@ -16,7 +16,6 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer
 
-from taskforge.languages.python.delete import STRATEGIES
 from taskforge.report import figures
 from taskforge.store.manifest import TIMED_STAGES
 
@@ -27,7 +26,7 @@ def render_page(stats: dict[str, Any], records: list[dict[str, Any]], title: str
     """The whole page for `stats` (collect_stats of a directory) and its task records."""
     sources = [s for s in stats["sources"] if not s.get("failed")]
     aside = [s for s in stats["sources"] if s.get("failed")]
-    languages = language_rows(stats["strategies"], records)
+    languages = language_rows(sources)
     names = {s["snapshot"]: s["name"] for s in sources}
     reasons = sorted(stats["rejections"])
     by_source = {s["name"]: s for s in sources}
@@ -113,20 +112,15 @@ def yield_table(rows: dict[str, dict[str, Any]], what: str, table_id: str) -> st
     return table(table_id, [what, "candidates", "tried", "tasks", "yield", "rejections"], lines)
 
 
-def language_rows(strategies: dict[str, dict[str, Any]],
-                  records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per-strategy counts summed by the strategies' language."""
-    language = {r["strategy"]: r.get("language", "unknown") for r in records}
-    for name in strategies:
-        if name not in language:
-            language[name] = STRATEGIES[name].language if name in STRATEGIES else "unknown"
+def language_rows(sources: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The sources' counts summed by their language."""
     rows: dict[str, dict[str, Any]] = {}
-    for name, row in strategies.items():
-        found = rows.setdefault(language[name], {"candidates": 0, "tried": 0, "emitted": 0,
-                                                 "members": []})
+    for source in sources:
+        found = rows.setdefault(source.get("language") or "unknown",
+                                {"candidates": 0, "tried": 0, "emitted": 0, "members": []})
         for key in ("candidates", "tried", "emitted"):
-            found[key] += row.get(key, 0)
-        found["members"].append(row)
+            found[key] += source.get(key, 0)
+        found["members"].append(source)
     return {lang: {**{k: v for k, v in row.items() if k != "members"},
                    "rejections": figures.rejections_of(row["members"])}
             for lang, row in sorted(rows.items())}

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from taskforge.cache import cache_root, digest
+from taskforge.relocate import rewrite_paths
 from taskforge.sandbox.base import SandboxUnavailable
 from taskforge.workspace import scratch_dir
 
@@ -289,8 +290,6 @@ def _skip_interpreter_parts(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
 
 
 def _add_relocated_venv(tar: tarfile.TarFile, venv: Path) -> None:
-    from taskforge.languages.python.env.build import rewrite_paths
-
     with scratch_dir(cache_root(), prefix="venv-") as scratch:
         copy = scratch / "venv"
         shutil.copytree(venv, copy, symlinks=True)

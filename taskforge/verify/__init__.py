@@ -1,19 +1,7 @@
-"""Verification: prove with the tests that a task is real."""
+"""Verification, the one home of proving with the tests that a task is real:
 
-from taskforge.verify.protocol import (
-    Labels,
-    audit_labels,
-    check_labels,
-    collected_ids,
-    collection_breaks,
-    label_tests,
-)
-
-__all__ = [
-    "Labels",
-    "audit_labels",
-    "check_labels",
-    "collected_ids",
-    "collection_breaks",
-    "label_tests",
-]
+- `protocol`: the fail-before / pass-after labels on a materialized workspace;
+- `gates`: trivial solutions, collection breaks, the leak scan;
+- `confirm`: one candidate, after the language's fast path, to a verified record (`generate`);
+- `reverify`: every gate again on an emitted record, from scratch (`taskforge verify`).
+"""

@@ -1,8 +1,8 @@
 """The gates a task passes besides its labels, each in one place: `generate` runs them on a
 candidate, `taskforge verify` runs them again on a record from scratch.
 
-- trivial-solution: no `pass` or `return None` body where code was deleted may pass every
-  FAIL_TO_PASS test;
+- trivial-solution: no trivial body (the language's `null_bodies`: `pass` or `return None`
+  for Python) where code was deleted may pass every FAIL_TO_PASS test (`null_rejection`);
 - collection-breaks: a deletion must leave collection as it was (or, when the recipe allows
   it, the breaks are recorded as collateral);
 - leak-scan: a fresh materialization, and the environment, hold no residue of the deleted
@@ -11,47 +11,24 @@ candidate, `taskforge verify` runs them again on a record from scratch.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 from taskforge.errors import Rejected
-from taskforge.languages.python.testing.runner import run_tests
+from taskforge.languages.base import Runner, null_rejection
 from taskforge.materialize import materialize_record
-from taskforge.model import Environment
-from taskforge.sandbox import Sandbox
 from taskforge.sanitize import Fingerprints, sanitize_and_scan, tracked_paths
 from taskforge.workspace import scratch_dir
 
-# The trivial solutions, by the name `Strategy.apply(body=...)` knows them: the text each
-# puts where the task has `raise NotImplementedError` (taskforge.languages.python.delete.syntax.BODIES).
-NULL_BODIES = {"pass": "pass", "return-none": "return None"}
-_STUB = re.compile(r"^(\+(?:.*[\s:])?)raise NotImplementedError$", re.MULTILINE)
+__all__ = ["collection_gate", "leak_scan_gate", "null_rejection", "score_null_solution"]
 
 
-def score_null_solution(workspace: Path, fail_to_pass: list[str], env: Environment,
-                        sandbox: Sandbox, timeout: float) -> dict[str, int]:
+def score_null_solution(workspace: Path, fail_to_pass: list[str],
+                        runner: Runner) -> dict[str, int]:
     """How many FAIL_TO_PASS tests a trivial solution, in `workspace`, passes."""
-    run = run_tests(env, workspace, sandbox, timeout=timeout, select=fail_to_pass)
+    run = runner.run(workspace, select=fail_to_pass)
     return {"passed": len(run.passed() & set(fail_to_pass)), "of": len(fail_to_pass)}
-
-
-def null_rejection(null_solutions: Mapping[str, Mapping[str, int]]) -> Rejected | None:
-    """The trivial-solution rejection, if a trivial body passes every FAIL_TO_PASS test."""
-    for body, counts in null_solutions.items():
-        if counts["of"] and counts["passed"] == counts["of"]:
-            return Rejected("trivial-solution",
-                            f"a `{NULL_BODIES[body]}` body passes every FAIL_TO_PASS test")
-    return None
-
-
-def with_null_body(deletion_patch: str, body: str) -> str:
-    """A record's deletion with the trivial solution `body` where it puts its stubs: every
-    line it adds that ends in `raise NotImplementedError` ends in the trivial body instead,
-    which is what the strategy itself writes with `apply(body=...)` (only that statement
-    differs between them)."""
-    return _STUB.sub(lambda m: m.group(1) + NULL_BODIES[body], deletion_patch)
 
 
 def collection_gate(errors: list[str], missing: list[str], stable: Collection[str], *,

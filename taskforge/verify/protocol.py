@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from taskforge.errors import Rejected
-from taskforge.languages.python.testing.runner import run_tests
-from taskforge.model import Environment, TestRun
+from taskforge.languages.base import Runner
+from taskforge.model import TestRun
 from taskforge.patches import apply_patch
-from taskforge.sandbox import Sandbox
-from taskforge.workspace import scratch_dir_for
 
 
 @dataclass
@@ -35,16 +33,15 @@ def _summary(state: str, run: TestRun) -> dict[str, Any]:
             "timed_out": run.timed_out}
 
 
-def label_tests(workspace: Path, patch: str, tests: list[str], env: Environment,
-                sandbox: Sandbox, *, repeats: int, timeout: float,
-                reference_repeats: int | None = None) -> Labels:
+def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *,
+                repeats: int, reference_repeats: int | None = None) -> Labels:
     """Run `tests` in the task state, then apply `patch` and run them in the reference state
     (`reference_repeats` times, default `repeats`; 0 when the caller has established the
     reference otherwise and only needs the patch applied)."""
     summaries: list[dict[str, Any]] = []
     task_runs = []
     for _ in range(repeats):
-        run = run_tests(env, workspace, sandbox, timeout=timeout, select=tests)
+        run = runner.run(workspace, select=tests)
         if run.timed_out:
             raise Rejected("timeout", "task state")
         task_runs.append(run)
@@ -55,7 +52,7 @@ def label_tests(workspace: Path, patch: str, tests: list[str], env: Environment,
     apply_patch(workspace, patch)
     reference_failures: set[str] = set()
     for _ in range(repeats if reference_repeats is None else reference_repeats):
-        run = run_tests(env, workspace, sandbox, timeout=timeout, select=tests)
+        run = runner.run(workspace, select=tests)
         if run.timed_out:
             raise Rejected("timeout", "reference state")
         reference_failures |= {t for t in tests if run.outcomes.get(t) != "passed"}
@@ -74,22 +71,12 @@ def check_labels(labels: Labels) -> None:
         raise Rejected("no-failing-test", "every covering test passes with the feature deleted")
 
 
-def collected_ids(workspace: Path, env: Environment, sandbox: Sandbox, *,
-                  timeout: float) -> set[str]:
-    """The node ids pytest collects in `workspace` (plus a marker per collection error)."""
-    with scratch_dir_for(workspace) as io:
-        target = io / "collected.txt"
-        run_tests(env, workspace, sandbox, timeout=timeout, extra_args=["--collect-only"],
-                  extra_env={"TASKFORGE_COLLECT_OUT": str(target)}, writable=(io,))
-        return set(target.read_text().splitlines()) if target.exists() else {"<no collection>"}
-
-
-def collection_breaks(workspace: Path, expected: tuple[str, ...], env: Environment,
-                      sandbox: Sandbox, *, timeout: float) -> tuple[list[str], list[str]]:
+def collection_breaks(workspace: Path, expected: tuple[str, ...],
+                      runner: Runner) -> tuple[list[str], list[str]]:
     """A deletion whose code ran at import time must leave collection as it was: the
     collection errors (`<collect-error>::path` markers) and the expected ids no longer
     collected. Both empty: nothing broke."""
-    collected = collected_ids(workspace, env, sandbox, timeout=timeout)
+    collected = runner.collect(workspace)
     errors = sorted(t for t in collected if t.startswith("<"))
     return errors, sorted(set(expected) - collected)
 

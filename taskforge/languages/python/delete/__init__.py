@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from taskforge.errors import UserError
 from taskforge.languages.python.delete.feature_cluster import FeatureCluster
-from taskforge.languages.python.delete.project import PythonProject, is_test_file
+from taskforge.languages.python.delete.project import PythonProject
 from taskforge.languages.python.delete.remove_branch import RemoveBranch
 from taskforge.languages.python.delete.remove_function import RemoveFunction
 from taskforge.languages.python.delete.remove_method import RemoveMethod
 from taskforge.languages.python.delete.remove_module import RemoveModule
 from taskforge.languages.python.delete.stub_class import StubClass
 from taskforge.languages.python.delete.stub_function import StubFunction
+from taskforge.languages.python.files import is_test_file
 from taskforge.languages.strategy import (
     BROKEN_IMPORTS,
     STATEMENT_DETAIL,

@@ -11,22 +11,13 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from taskforge.artifacts import VCS_DIRS, rule_for
+from taskforge.languages.python.files import is_test_file
 from taskforge.languages.strategy import Strategy
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NOT_SOURCE_FILES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py"}
 NOT_SOURCE_DIRS = {"tests", "test", "testing", "docs", "doc", "examples", "example",
                    "benchmarks", "bench", "scripts", "tools"}
-
-
-def is_test_file(path: str) -> bool:
-    parts = Path(path).parts
-    name = parts[-1]
-    # `tests.py` / `test.py`: single-file suites (unittest style) are tests too; the grader
-    # restores whatever this calls a test file
-    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-            or name in ("tests.py", "test.py")
-            or any(p in ("tests", "test", "testing") for p in parts[:-1]))
 
 
 class PythonProject:

@@ -28,6 +28,7 @@ from taskforge.languages.python.env.pythons import interpreter_for
 from taskforge.languages.python.env.scm import UNKNOWN_VERSION, scm_version
 from taskforge.languages.python.testing.bytecode import compile_tree
 from taskforge.model import Environment, EnvSpec, Snapshot
+from taskforge.relocate import rewrite_paths
 
 # bump when the layout of a built environment changes (2: compiled bytecode, 3: build outputs)
 FORMAT = 3
@@ -192,20 +193,3 @@ def _guess_roots(root: Path) -> list[str]:
     if src.is_dir() and any(p.is_dir() and (p / "__init__.py").exists() for p in src.iterdir()):
         return ["src"]
     return ["."]
-
-
-def rewrite_paths(root: Path, old: Path, new: Path) -> None:
-    """Rewrite the path `old` to `new` in the text files (scripts, cfg) of the venv at `root`:
-    a venv built in one place and moved to another."""
-    old_bytes, new_bytes = str(old).encode(), str(new).encode()
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            path = Path(dirpath) / name
-            if path.is_symlink() or path.suffix in (".so", ".pyc"):
-                continue
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue
-            if old_bytes in data and b"\0" not in data[:1024]:
-                path.write_bytes(data.replace(old_bytes, new_bytes))

@@ -13,13 +13,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taskforge.languages.python.files import DEFAULT_TEST_FILES, STRAY_TEST_FILES
+
 # Marker names projects use for tests that reach the network. The sandbox has none, so
 # these tests would fail for a reason that has nothing to do with the code.
 NETWORK_MARKERS = ("network", "online", "internet", "requires_network", "needs_network",
                    "requires_internet", "remote_data", "webtest", "external")
-DEFAULT_TEST_FILES = ("test_*.py", "*_test.py")
-# Test modules pytest does not collect by default but projects run directly (`python tests.py`).
-STRAY_TEST_FILES = ("tests.py", "test.py")
 _SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "build", "dist",
               "node_modules", "__pycache__", ".eggs"}
 

@@ -19,10 +19,9 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskforge.grading.findings import Finding
-from taskforge.languages.python.delete import is_test_file
+from taskforge.languages.python.files import is_test_file
 from taskforge.languages.python.testing.runner import files_of
-from taskforge.model import Outcome
+from taskforge.model import Finding, Outcome
 
 PLANTED_FILES = 2  # existing test files that get canaries appended
 

@@ -17,25 +17,13 @@ import tomllib
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from taskforge.languages.python.delete import is_test_file
+from taskforge.languages.python.files import SHARED_CONFIG, is_protected
 
-# Files that hold nothing but pytest settings: any difference is tampering.
-PYTEST_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "conftest.py")
-# Files that hold pytest settings next to other things (project metadata, tox envs). They are
-# always restored whole (the environment is rebuilt from the record, so nothing else in them
-# can matter), and reported only when their pytest settings differ.
-SHARED_CONFIG = ("pyproject.toml", "setup.cfg", "tox.ini")
 # Files Python or pytest load on their own from an import root.
 STARTUP_HOOKS = ("sitecustomize.py", "usercustomize.py")
 # Never copied into the grading copy.
 NOT_COPIED = (".git", ".hg", ".svn", "__pycache__", "*.pyc", "*.pyo", ".pytest_cache",
               ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox")
-
-
-def is_protected(rel: str) -> bool:
-    """A file the grader restores: tests, their data and helpers, and pytest configuration."""
-    name = Path(rel).name
-    return is_test_file(rel) or name in PYTEST_FILES or name in SHARED_CONFIG
 
 
 def tree_files(root: Path) -> set[str]:

@@ -20,8 +20,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taskforge.grading.findings import Finding
-from taskforge.model import Outcome
+from taskforge.model import Finding, Outcome
 
 KEY_FILE = "key"
 CHANNEL_FILE = "integrity.jsonl"

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from taskforge.grading.findings import Finding
+from taskforge.model import Finding
 
 PYTEST_MODULES = ("_pytest", "pytest", "pluggy")
 TEST_PACKAGES = ("tests", "test", "testing", "conftest")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from taskforge.cache import digest, read_json, write_json
 from taskforge.errors import UserError
+from taskforge.languages.base import TEST_TIMEOUT, import_errors_line
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.languages.python.testing.testmap import MapProbe, merge_test_maps, tracer_for
 from taskforge.model import Baseline, Environment, Snapshot, TestRun
@@ -23,8 +24,6 @@ from taskforge.workspace import scratch_copy, scratch_dir
 # 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+.
 # 5: the test files that failed to import; tests that hung.
 FORMAT = 5
-# Seconds one test (setup, call, teardown) may run in the baseline before it counts as hung.
-TEST_TIMEOUT = 60.0
 # More hung tests than this: the suite, not a test, is the problem (each costs a restart).
 MAX_HUNG = 5
 
@@ -117,13 +116,6 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
     write_json(path, _dump(baseline))
     return baseline
 
-
-def import_errors_line(errors: dict[str, str], shown: int = 3) -> str:
-    """`2 test files fail to import: tests.test_a (ModuleNotFoundError: ...), ...`."""
-    items = [f"{name} ({error})" for name, error in sorted(errors.items())]
-    more = f" (+{len(items) - shown} more)" if len(items) > shown else ""
-    return (f"{len(items)} test file{'s' if len(items) != 1 else ''} fail"
-            f"{'s' if len(items) == 1 else ''} to import: {', '.join(items[:shown])}{more}")
 
 
 # What a suite prints when it reaches for the network the sandbox denies.

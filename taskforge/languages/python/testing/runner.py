@@ -12,6 +12,7 @@ from taskforge.languages.python.testing.testmap import MapProbe
 from taskforge.leftovers import owned
 from taskforge.model import Environment, TestRun
 from taskforge.sandbox import Mounts, Sandbox
+from taskforge.workspace import scratch_dir_for
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 PLUGIN = "taskforge_pytest_plugin"
@@ -113,3 +114,13 @@ def environment_variables(env: Environment, workspace: Path, home: Path) -> dict
 
 def split_command(command: str) -> tuple[str, ...]:
     return tuple(shlex.split(command))
+
+
+def collected_ids(workspace: Path, env: Environment, sandbox: Sandbox, *,
+                  timeout: float) -> set[str]:
+    """The node ids pytest collects in `workspace` (plus a marker per collection error)."""
+    with scratch_dir_for(workspace) as io:
+        target = io / "collected.txt"
+        run_tests(env, workspace, sandbox, timeout=timeout, extra_args=["--collect-only"],
+                  extra_env={"TASKFORGE_COLLECT_OUT": str(target)}, writable=(io,))
+        return set(target.read_text().splitlines()) if target.exists() else {"<no collection>"}

@@ -2,7 +2,7 @@
 
 Interpreter start, imports and collection are paid once per batch instead of once per
 candidate. The screen may only reject: whatever it lets through is confirmed in a fresh
-process on the task's real, materialized workspace (see `taskforge.taskmaker`).
+process on the task's real, materialized workspace (see `taskforge.verify.confirm`).
 """
 
 from __future__ import annotations
@@ -12,11 +12,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskforge.languages.python.testing.bytecode import seed_bytecode
+from taskforge.errors import Rejected
+from taskforge.languages.base import NOT_SCREENED, Screened, ScreenRequest, null_rejection
+from taskforge.languages.python.delete.project import PythonProject
+from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode
 from taskforge.languages.python.testing.runner import run_tests
-from taskforge.model import Environment, Outcome
+from taskforge.model import Candidate, Environment, Outcome
 from taskforge.sandbox import Sandbox
 from taskforge.workspace import scratch_copy, scratch_dir
+
+# The trivial solutions, by the name `Strategy.apply(body=...)` knows them: the text each puts
+# where the task has `raise NotImplementedError` (delete/syntax.py's BODIES).
+NULL_BODIES = {"pass": "pass", "return-none": "return None"}
 
 SCREEN_PLUGIN = "taskforge_screen"
 BODIES = ("raise", "pass", "return-none", "original")
@@ -103,3 +110,113 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, env: Environment, san
         # follow-ups may rightly be missing: they run only on tests that failed
         results.setdefault(job.id, ScreenResult(runs=(), unscreenable="no result"))
     return results
+
+
+def screen_candidates(request: ScreenRequest) -> dict[str, Screened]:
+    """Screen candidates with the forking fast path: the task state `repeats - 1` times (at
+    least once; the confirmation runs it once more), then each trivial solution and the
+    original code once on the tests that failed."""
+
+    req = request
+    candidates, repeats, timeout, sandbox, cache, pool = (req.candidates, req.repeats, req.timeout,
+                                                          req.sandbox, req.cache, req.pool)
+    durations = req.baseline.durations
+    project = PythonProject(req.snapshot.root, req.env.pythonpath) \
+        if not isinstance(req.project, PythonProject) else req.project
+
+    def job_timeout(tests: tuple[str, ...]) -> float:
+        # A few times what the tests took in the baseline (whose slowest, instrumented run
+        # is already generous): a stub that sends a caller into an endless loop is cut off
+        # in seconds, not after the suite-wide limit.
+        return min(timeout, 2.0 + 4 * sum(durations.get(t, 1.0) for t in tests))
+
+    def job_for(c: Candidate, runs: int) -> ScreenJob:
+        # The task state `runs` times; then, in the same server, each trivial solution once
+        # on the tests that failed in every run, and the original code once on them (the
+        # reference state in the same selected context as the task state; the baseline
+        # already passed them `repeats` times in the whole suite). Fastest tests first, and
+        # each follow-up stops at its first test that does not pass: that one failure
+        # already decides (a trivial solution that fails one test is no solution, an
+        # original that fails one is no reference).
+        return ScreenJob(id=f"{c.key}\0raise",
+                         modules=tuple(sorted({project.module_name(t[0])
+                                               for t in c.targets})),
+                         targets=c.targets, body="raise", tests=c.covering_tests, repeats=runs,
+                         timeout=job_timeout(c.covering_tests),
+                         then=tuple((f"{c.key}\0{body}", body)
+                                    for body in (*NULL_BODIES, "original")),
+                         order=tuple(sorted(c.covering_tests,
+                                            key=lambda t: (durations.get(t, 1.0), t))))
+
+    def run(jobs: list[ScreenJob]) -> dict[tuple[str, str], ScreenResult]:
+        """Results by (candidate key, body); one forking server per worker."""
+        chunks = [jobs[i::pool.workers] for i in range(pool.workers) if jobs[i::pool.workers]]
+        results: dict[tuple[str, str], ScreenResult] = {}
+        if not chunks:
+            return results
+        bytecode = snapshot_bytecode(req.snapshot, req.env, sandbox, cache,
+                                     timeout=timeout)
+        for _chunk, found in pool.map_unordered(
+                lambda chunk: screen(chunk, req.snapshot.root, req.env, sandbox, cache,
+                                     timeout=timeout, bytecode=bytecode), chunks,
+                needs=(req.snapshot.root.parent, req.env.venv.parent, bytecode)):
+            results.update({tuple(job_id.split("\0")): r for job_id, r in found.items()})
+        return results
+
+    # Code that ran at import time already ran before the fork, and a subprocess imports the
+    # original from disk: the screen cannot model such deletions, so those candidates go
+    # straight to confirmation (the whole protocol in fresh processes).
+    screenable = [c for c in candidates if c.targets and not c.import_time and not c.subprocess]
+    # The confirmation's fresh run is the last of the task state's `repeats` runs: the
+    # screen runs the others (at least one), and a test whose outcome differs between them
+    # rejects the candidate (`screen-disagrees`), as an unstable one does here.
+    runs = max(1, repeats - 1)
+    reported = run([job_for(c, runs) for c in screenable])
+    usable = {k: r for (k, body), r in reported.items()
+              if body == "raise" and (not r.unscreenable or r.timed_out)}
+    failing = {k: tuple(r.failing_in_every_run()) for k, r in usable.items()
+               if r.failing_in_every_run() and not r.unstable()}
+    second = {(k, b): r for (k, b), r in reported.items() if b != "raise"}
+    null_runs = {body: {k: r for (k, b), r in second.items() if b == body} for body in NULL_BODIES}
+    reference = {k: r for (k, b), r in second.items() if b == "original"}
+    verdicts: dict[str, Screened] = {}
+    for candidate in candidates:
+        key = candidate.key
+        result = usable.get(key)
+        if result is None:
+            verdicts[key] = NOT_SCREENED
+            continue
+        spent = [result, *(n[key] for n in null_runs.values() if key in n),
+                 *([reference[key]] if key in reference else [])]
+        nulls: dict[str, dict[str, int]] | None = {}
+        for body, results in null_runs.items():
+            null = results.get(key)
+            if null is None or (null.unscreenable and not null.timed_out) or nulls is None:
+                nulls = None
+                continue
+            # A trivial solution that hangs passes nothing; one that fails a test was stopped
+            # there, so `passed` counts the tests it passed before its first failure.
+            passed = 0 if null.timed_out else sum(o == "passed" for o in null.runs[0].values())
+            nulls[body] = {"passed": passed, "of": len(failing[key])}
+        ref = reference.get(key)
+        ref_runs = 0 if ref is None or ref.unscreenable else len(ref.runs)
+        ref_failures = ref.failing_in_every_run() + ref.unstable() if ref and ref_runs else []
+        rejection = None
+        if result.timed_out:
+            rejection = Rejected("timeout", "the task state hangs")
+        elif result.unstable():
+            rejection = Rejected("flaky-in-task-state", result.unstable()[0])
+        elif not failing.get(key):
+            rejection = Rejected("no-failing-test",
+                                 "every covering test passes with the feature deleted")
+        elif ref_failures:
+            rejection = Rejected("reference-fails", ref_failures[0])
+        elif nulls:
+            rejection = null_rejection(nulls, NULL_BODIES)
+        verdicts[key] = Screened(
+            screened=True, fail_to_pass=tuple(result.failing_in_every_run()), task_runs=runs,
+            null_solutions=nulls if key in failing else None, rejection=rejection,
+            reference_runs=ref_runs,
+            seconds=sum(r.wall_seconds for r in spent),
+            pytest_seconds=sum(r.pytest_seconds for r in spent))
+    return verdicts

@@ -1,0 +1,244 @@
+"""The language boundary: every question a stage may ask of a language, and nothing more.
+
+A language is one package under `taskforge/languages/` with one `Language` subclass, listed in
+`taskforge/languages/__init__.py`. The stages (ingest, verify, grade, export, the pipeline) ask
+only these questions; nothing outside `taskforge/languages/` imports a language's modules (a
+contract in `make lint` keeps it so). Adding a language is adding a package, not editing stages.
+
+The questions, in the order a run asks them:
+- detection: does a snapshot hold this language's code and tests (`detect`);
+- environment: build and cache what its tests need (`prepare`), record it in a task and rebuild
+  it from the record elsewhere (`environment_record`, `environment_from_record`);
+- tests: run test ids with results read from a machine-readable report (`run_tests`), list what
+  collects (`collect`), the baseline with per-test coverage (`baseline`, `cached_baseline`,
+  `keep_baseline`);
+- deletion: the parsed project and the strategies that delete from it (`project`,
+  `strategies`), and what stands where code was deleted for the trivial solutions
+  (`null_bodies`, `with_null_body`);
+- verification: an optional fast path (`screen`) and what a verification workspace needs
+  besides the materialized task (`prepare_workspace`);
+- grading and files: which files are tests (`is_test_file`), which the grader restores
+  (`is_protected`), and a graded run that does not trust the test process (`grade_run`).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from taskforge.errors import Rejected, UserError
+from taskforge.languages.strategy import Project, Strategy
+from taskforge.model import Baseline, Candidate, Environment, Finding, Outcome, Snapshot, SourceSpec, TestRun
+from taskforge.sandbox import Sandbox
+
+# Seconds one test (setup, call, teardown) may run in the baseline before it counts as hung.
+TEST_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Screened:
+    """What a fast path learned about one candidate before its confirmation."""
+
+    screened: bool  # False: the fast path could not model it; confirm the slow way
+    fail_to_pass: tuple[str, ...] = ()  # covering tests failing in every screened run
+    task_runs: int = 0
+    null_solutions: dict[str, dict[str, int]] | None = None  # None: check in confirmation
+    reference_runs: int = 0  # runs of FAIL_TO_PASS on the original code, all passed
+    rejection: Rejected | None = None
+    seconds: float = 0.0  # this candidate's jobs in the fast path, forks included
+    pytest_seconds: float = 0.0  # what its tests took there (the runner's own figure)
+
+
+NOT_SCREENED = Screened(screened=False)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A snapshot made ready for its tests: the snapshot as the build leaves it (files the
+    build generates added), its environment, and what a user should read about both."""
+
+    snapshot: Snapshot
+    env: Environment
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GradedRun:
+    """One grading run of a solution, before the reward: what each expected test did, and
+    what the solution tried (`tampered`: files restored or removed, which cannot change the
+    reward; `findings`: what the checks saw, some of which disqualify)."""
+
+    outcomes: Mapping[str, Outcome]
+    timed_out: bool
+    tampered: tuple[str, ...]
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class ScreenRequest:
+    """Everything a fast path may read about one source's candidates."""
+
+    snapshot: Snapshot
+    env: Environment
+    baseline: Baseline
+    project: Project
+    candidates: Sequence[Candidate]
+    repeats: int
+    timeout: float
+    sandbox: Sandbox
+    cache: Path
+    pool: Any  # the run's executor: map_unordered(fn, items, needs=...) and .workers
+
+
+@dataclass(frozen=True)
+class Runner:
+    """How one environment's tests run: its language, the sandbox, the time limit of a run.
+    What every verification step passes along instead of four arguments."""
+
+    language: Language
+    env: Environment
+    sandbox: Sandbox
+    timeout: float
+
+    def run(self, workspace: Path, select: Iterable[str] | None = None) -> TestRun:
+        return self.language.run_tests(self.env, workspace, self.sandbox, timeout=self.timeout,
+                                       select=select)
+
+    def collect(self, workspace: Path) -> set[str]:
+        return self.language.collect(self.env, workspace, self.sandbox, timeout=self.timeout)
+
+
+class Language(abc.ABC):
+    """One language's answers. Instances hold no state: one per process is enough."""
+
+    name: ClassVar[str]
+    #: The trivial solutions by name: the text each puts where the task's stub stands.
+    null_bodies: ClassVar[Mapping[str, str]]
+
+    @property
+    @abc.abstractmethod
+    def strategies(self) -> Mapping[str, type[Strategy]]:
+        """The language's deletion strategies by registered name (a recipe's `strategies`)."""
+
+    # -- detection -------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def detect(self, root: Path) -> bool:
+        """Whether the tree at `root` holds this language's code with tests to run."""
+
+    # -- environment -----------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def prepare(self, spec: SourceSpec, snapshot: Snapshot, cache: Path,
+                log: Callable[[str], None]) -> Prepared:
+        """Build (or take from the cache) the environment the snapshot's tests run in."""
+
+    @abc.abstractmethod
+    def environment_record(self, env: Environment) -> dict[str, Any]:
+        """The task record's `environment`: enough to rebuild it on another machine."""
+
+    @abc.abstractmethod
+    def environment_from_record(self, record: Mapping[str, Any], snapshot: Snapshot,
+                                cache: Path) -> Environment:
+        """The environment a record names, rebuilt (or found in the cache) for `snapshot`."""
+
+    # -- tests -----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def run_tests(self, env: Environment, workspace: Path, sandbox: Sandbox, *,
+                  timeout: float, select: Iterable[str] | None = None) -> TestRun:
+        """Run the suite, or only the test ids in `select`, in `workspace`; results come from
+        the runner's machine-readable report. A selected id that did not report failed."""
+
+    @abc.abstractmethod
+    def collect(self, env: Environment, workspace: Path, sandbox: Sandbox, *,
+                timeout: float) -> set[str]:
+        """The test ids that collect (load) in `workspace`, plus `<...>` markers for files
+        that fail to load: what a deletion that breaks module loading changes."""
+
+    @abc.abstractmethod
+    def baseline(self, snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
+                 repeats: int, timeout: float, test_timeout: float) -> Baseline:
+        """The snapshot's suite, run repeatedly with per-test coverage (cached)."""
+
+    @abc.abstractmethod
+    def cached_baseline(self, snapshot: Snapshot, env: Environment, sandbox: Sandbox,
+                        cache: Path, *, repeats: int, test_timeout: float) -> Baseline | None:
+        """The baseline `baseline` would return, when the cache holds it."""
+
+    @abc.abstractmethod
+    def keep_baseline(self, cache: Path, baseline: Baseline) -> None:
+        """Cache a baseline another machine ran."""
+
+    # -- deletion --------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def project(self, snapshot: Snapshot, env: Environment) -> Project:
+        """The snapshot's source files (tests excluded), parsed for the strategies."""
+
+    def strategy(self, name: str) -> Strategy | None:
+        """The strategy registered under `name`, or None when this language has none."""
+        cls = self.strategies.get(name)
+        return cls() if cls else None
+
+    @abc.abstractmethod
+    def with_null_body(self, deletion_patch: str, body: str) -> str:
+        """A record's deletion with the trivial solution `body` (a key of `null_bodies`) where
+        the deletion put its stubs."""
+
+    # -- verification ----------------------------------------------------------------------
+
+    def screen(self, request: ScreenRequest) -> dict[str, Screened]:
+        """A fast path's verdicts by candidate key; a language without one screens nothing
+        and every candidate runs the whole protocol in fresh processes."""
+        return {c.key: NOT_SCREENED for c in request.candidates}
+
+    def prepare_workspace(self, workspace: Path, snapshot: Snapshot, env: Environment,
+                          changed: Collection[str], sandbox: Sandbox, cache: Path,
+                          timeout: float) -> None:
+        """Make a materialized task workspace ready for verification runs (no agent sees it):
+        nothing by default."""
+        return None
+
+    # -- files and grading -----------------------------------------------------------------
+
+    @abc.abstractmethod
+    def is_test_file(self, rel: str) -> bool:
+        """Whether the path (relative, posix) is a test file or test helper."""
+
+    @abc.abstractmethod
+    def is_protected(self, rel: str) -> bool:
+        """Whether the grader puts this file back as the snapshot has it: tests, their data
+        and helpers, and the test runner's configuration."""
+
+    @abc.abstractmethod
+    def grade_run(self, record: Mapping[str, Any], solution: Path, snapshot_root: Path,
+                  env: Environment, sandbox: Sandbox, cache: Path, *, timeout: float,
+                  checks: bool) -> GradedRun:
+        """Run the record's tests on a clean copy of `solution` (left untouched) and report
+        what the test process did; `checks`: canaries and the runner's integrity."""
+
+
+def null_rejection(null_solutions: Mapping[str, Mapping[str, int]],
+                   bodies: Mapping[str, str]) -> Rejected | None:
+    """The trivial-solution rejection, if a trivial body (`bodies`: its text by name) passes
+    every FAIL_TO_PASS test."""
+    for body, counts in null_solutions.items():
+        if counts["of"] and counts["passed"] == counts["of"]:
+            return Rejected("trivial-solution",
+                            f"a `{bodies[body]}` body passes every FAIL_TO_PASS test")
+    return None
+
+
+def unknown_language(name: str, known: Iterable[str]) -> UserError:
+    return UserError(f"unknown language {name!r}; known: {', '.join(sorted(known))}")
+
+def import_errors_line(errors: dict[str, str], shown: int = 3) -> str:
+    """`2 test files fail to import: tests.test_a (ModuleNotFoundError: ...), ...`."""
+    items = [f"{name} ({error})" for name, error in sorted(errors.items())]
+    more = f" (+{len(items) - shown} more)" if len(items) > shown else ""
+    return (f"{len(items)} test file{'s' if len(items) != 1 else ''} fail"
+            f"{'s' if len(items) == 1 else ''} to import: {', '.join(items[:shown])}{more}")

@@ -1,0 +1,111 @@
+"""Re-verification of an emitted task from scratch (`taskforge verify`): every gate `generate`
+ran, on fresh materializations of the record: the labels, the trivial solutions, the
+collection check and the leak scan."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from taskforge.errors import Rejected
+from taskforge.languages.base import Runner
+from taskforge.materialize import materialize_record
+from taskforge.patches import apply_patch
+from taskforge.sanitize import fingerprint_record
+from taskforge.verify.gates import (
+    collection_gate,
+    leak_scan_gate,
+    null_rejection,
+    score_null_solution,
+)
+from taskforge.verify.protocol import collection_breaks, label_tests
+from taskforge.workspace import scratch_dir
+
+
+def reverify(record: Mapping[str, Any], snapshot_root: Path, runner: Runner, cache: Path, *,
+             full_suite: bool = False) -> list[str]:
+    """The problems found, each `gate: what` (empty: verified). `full_suite`: the labels of
+    every FAIL_TO_PASS and PASS_TO_PASS test, not only the tests verification ran."""
+    check = _Reverify(dict(record), snapshot_root, runner, cache)
+    problems: list[str] = []
+    gates: tuple[tuple[str, Callable[[], list[str]]], ...] = (
+        ("labels", lambda: check.labels(full_suite)),
+        ("trivial-solution", check.trivial),
+        ("collection-breaks", check.collection),
+        ("leak-scan", check.leak_scan))
+    for gate, run in gates:
+        try:
+            problems += [f"{gate}: {p}" for p in run()]
+        except Rejected as why:
+            problems.append(f"{gate}: {why}")
+    return problems
+
+
+class _Reverify:
+    def __init__(self, record: dict[str, Any], snapshot_root: Path, runner: Runner,
+                 cache: Path) -> None:
+        self.record, self.root, self.runner, self.cache = record, snapshot_root, runner, cache
+
+    def _workspace(self, dest: Path, record: dict[str, Any] | None = None) -> Path:
+        """A fresh materialization with its hidden tests back: where the gates' tests run."""
+        record = record or self.record
+        workspace, _removed = materialize_record(record, self.root, dest)
+        apply_patch(workspace, record.get("test_patch") or "")
+        return workspace
+
+    def labels(self, full_suite: bool) -> list[str]:
+        record = self.record
+        f2p = set(record["FAIL_TO_PASS"])
+        tests = sorted(f2p | set(record["PASS_TO_PASS"])) if full_suite \
+            else list(record["verification"]["tests_run"])
+        with scratch_dir(self.cache, prefix="reverify-") as scratch:
+            labels = label_tests(self._workspace(scratch / "workspace"), record["patch"], tests,
+                                 self.runner, repeats=record["verification"]["repeats"])
+        problems = []
+        if set(labels.fail_to_pass) != f2p:
+            extra = sorted(set(labels.fail_to_pass) - f2p)
+            missing = sorted(f2p - set(labels.fail_to_pass))
+            problems.append(f"FAIL_TO_PASS differs: now failing but not listed {extra[:5]}, "
+                            f"listed but not failing {missing[:5]}")
+        if labels.unstable:
+            problems.append(f"unstable in the task state: {labels.unstable[:5]}")
+        if labels.reference_failures:
+            problems.append(f"fail with the reference: {labels.reference_failures[:5]}")
+        return problems
+
+    def trivial(self) -> list[str]:
+        """Each trivial body where the deletion put its stubs, on FAIL_TO_PASS."""
+        f2p = list(self.record["FAIL_TO_PASS"])
+        language = self.runner.language
+        nulls = {}
+        for body in language.null_bodies:
+            null = {**self.record,
+                    "deletion_patch": language.with_null_body(self.record["deletion_patch"], body)}
+            with scratch_dir(self.cache, prefix="reverify-null-") as scratch:
+                nulls[body] = score_null_solution(self._workspace(scratch / "workspace", null),
+                                                  f2p, self.runner)
+        rejection = null_rejection(nulls, language.null_bodies)
+        return [str(rejection)] if rejection else []
+
+    def collection(self) -> list[str]:
+        """Collection in the task state against the stable tests (FAIL_TO_PASS and
+        PASS_TO_PASS); breaks must be allowed and be the ones recorded."""
+        stable = sorted(set(self.record["FAIL_TO_PASS"]) | set(self.record["PASS_TO_PASS"]))
+        recorded = self.record["verification"].get("collateral") or {}
+        with scratch_dir(self.cache, prefix="reverify-collect-") as scratch:
+            errors, missing = collection_breaks(self._workspace(scratch / "workspace"),
+                                                tuple(stable), self.runner)
+        collateral = collection_gate(errors, missing, stable,
+                                     allowed=bool(recorded.get("allowed")))
+        found = (sorted(collateral["collection_errors"]), sorted(collateral["uncollected"]))
+        listed = (sorted(recorded.get("collection_errors", [])),  # generate also listed
+                  sorted(set(recorded.get("uncollected", [])) & set(stable)))  # unstable ones
+        if found != listed:
+            return [f"collateral differs: now {found}, recorded {listed}"]
+        return []
+
+    def leak_scan(self) -> list[str]:
+        fingerprints = fingerprint_record(self.record, self.root)  # of the code, not hidden tests
+        leak_scan_gate(self.record, self.root, self.runner.env.venv, fingerprints, self.cache)
+        return []

@@ -16,8 +16,8 @@ from taskforge.errors import Rejected
 from taskforge.ingest import IngestedSource
 from taskforge.languages.base import Language, Runner, Screened, ScreenRequest
 from taskforge.languages.strategy import Strategy, TaskOptions
-from taskforge.materialize import materialize_record
-from taskforge.model import Candidate
+from taskforge.materialize import materialize
+from taskforge.model import Candidate, TaskRecord
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
 from taskforge.sanitize import fingerprint_workspace
@@ -101,8 +101,7 @@ def verification_workspace(source: IngestedSource, deletion_patch: str, changed:
     """The task's real workspace, materialized, plus what the language adds for verification
     runs (Python: the snapshot's bytecode for the files the deletion left alone): only
     verification runs in it, no agent."""
-    workspace, _ = materialize_record({"deletion_patch": deletion_patch}, source.snapshot.root,
-                                      dest)
+    workspace, _ = materialize(deletion_patch, source.snapshot.root, dest)
     source.language.prepare_workspace(workspace, source.snapshot, source.env, changed, sandbox,
                                       cache, timeout)
     return workspace
@@ -111,7 +110,7 @@ def verification_workspace(source: IngestedSource, deletion_patch: str, changed:
 def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, *,
               screened: Screened, options: TaskOptions, sandbox: Sandbox, cache: Path,
               repeats: int, timeout: float, full_suite: bool, recipe_sha256: str,
-              seed: int, allow_collection_breaks: bool = False) -> dict[str, Any]:
+              seed: int, allow_collection_breaks: bool = False) -> TaskRecord:
     """Confirm one candidate on its real, materialized workspace and build its record.
 
     After a screen, one fresh task-state run confirms it (the screen's runs supply the
@@ -182,7 +181,7 @@ def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, 
         audit = {"ran": True, "tests": len(source.baseline.stable), "disagreements": 0}
     # The leak scan, on a fresh workspace exactly as the agent gets it, and its environment.
     scan_started = time.monotonic()
-    sanitizer = leak_scan_gate({"deletion_patch": task_patch}, source.snapshot.root,
+    sanitizer = leak_scan_gate(task_patch, source.snapshot.root,
                                source.env.venv, fingerprints, cache)
     scan_seconds = time.monotonic() - scan_started
     statement = problem_statement(deletion.statement_facts, fail_to_pass, options.statement)

@@ -25,7 +25,7 @@ from taskforge.store.outdir import claim_output, directory_lock
 from taskforge.store.shards import Journal, remove_partial_writes, shard_name, write_shard
 from taskforge.store.snapshots import export_snapshot
 from taskforge.store.strategies import count_strategies, strategy_table
-from taskforge.verify.confirm import Screened, make_task, run_timeout, screen_candidates
+from taskforge.verify.confirm import Screened, Verifier, run_timeout
 from taskforge.workspace import prune_dead_scratch
 
 # Rejections that happen before anything is deleted.
@@ -305,7 +305,11 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
     results: dict[str, dict[str, Any]] = {}
     position = 0
     progress.start(len(ordered))
-    timeout = run_timeout(source, recipe.verify.timeout_s)
+    verifier = Verifier(source, box, cache, run_timeout(source, recipe.verify.timeout_s),
+                        recipe.verify.repeats, recipe.task,
+                        full_suite=recipe.verify.full_suite,
+                        allow_collection_breaks=recipe.verify.allow_collection_breaks,
+                        recipe_sha256=recipe.sha256, seed=seed)
 
     def journal_key(candidate: Candidate) -> str:
         return f"{source.snapshot.id}:{candidate.key}"
@@ -338,9 +342,7 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
         if todo:
             progress.log(f"{source.snapshot.name}: screening {len(todo)} candidates")
         screen_started = time.monotonic()
-        verdicts = screen_candidates(source, todo, repeats=recipe.verify.repeats,
-                                     timeout=timeout, sandbox=box, cache=cache,
-                                     pool=pool)
+        verdicts = verifier.screen(todo, pool)
         spent["screen"] += time.monotonic() - screen_started
         confirm = []
         for candidate in todo:
@@ -355,13 +357,7 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
             try:
                 strategy = source.language.strategy(candidate.strategy)
                 assert strategy is not None  # its candidates came from this language
-                record = make_task(source, strategy, candidate,
-                                   screened=screened, options=recipe.task, sandbox=box,
-                                   cache=cache, repeats=recipe.verify.repeats,
-                                   timeout=timeout,
-                                   full_suite=recipe.verify.full_suite,
-                                   allow_collection_breaks=recipe.verify.allow_collection_breaks,
-                                   recipe_sha256=recipe.sha256, seed=seed)
+                record = verifier.make_task(strategy, candidate, screened)
                 return {"key": journal_key(candidate), "status": "emitted", "record": record}
             except Rejected as why:
                 return rejected(candidate, why)

@@ -20,6 +20,10 @@ from test_shards import sample_output
 import taskforge
 from taskforge.tasks import TaskIterable
 
+# A real generate run, materialized and graded:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def out(tf_cache: Path) -> Path:

@@ -17,6 +17,10 @@ import taskforge
 from taskforge.generate import Summary
 from taskforge.store.shards import strip_timing
 
+# End to end: generate, verify, grade on the sample repositories:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 PROJECT_FILES = {
     "pyproject.toml": """\
         [build-system]

@@ -15,7 +15,7 @@ from taskforge.cache import cache_root, sha256_file
 from taskforge.curriculum import Curriculum, harder_than, known_records, parse_difficulty
 from taskforge.errors import Rejected, UserError
 from taskforge.executors import get_executor
-from taskforge.ingest import IngestedSource, ingest_sources
+from taskforge.ingest import IngestedSource, ingest_recipe_sources
 from taskforge.model import Candidate
 from taskforge.recipe import Recipe, load_recipe
 from taskforge.report import report_after_run
@@ -165,13 +165,8 @@ def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, 
     """The run proper, once `out_dir` is claimed for it."""
     # Everything that can fail on bad input happens before any result is written to `out`.
     # A source that cannot be ingested is set aside with its reason; the others go on.
-    sources, set_aside = ingest_sources(recipe.sources, cache=cache_dir, base_dir=Path.cwd(),
-                                        sandbox=box, repeats=recipe.verify.repeats,
-                                        timeout=recipe.verify.timeout_s,
-                                        licenses=recipe.licenses,
-                                        max_source_mb=recipe.max_source_mb, log=progress.log,
-                                        min_stable_tests=recipe.min_stable_tests,
-                                        test_timeout=recipe.verify.test_timeout_s, pool=pool)
+    sources, set_aside = ingest_recipe_sources(recipe, cache=cache_dir, sandbox=box,
+                                               log=progress.log, pool=pool)
     summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
     funnel: Counter[str] = Counter()

@@ -116,6 +116,10 @@ def main():
     ap.add_argument("--timeout", type=int, default=1200)
     ap.add_argument("--from-pom", action="store_true")
     ap.add_argument("--jvm-arg", action="append", default=[])
+    ap.add_argument("--system-classpath", action="store_true",
+                    help="put classes and jars on the JVM class path (as Surefire does) instead of "
+                         "the console launcher's --class-path loader; tests that use "
+                         "ClassLoader.getSystemClassLoader() need it")
     a = ap.parse_args()
     proj, out = os.path.abspath(a.project), os.path.abspath(a.out)
     shutil.rmtree(out, ignore_errors=True); os.makedirs(out)
@@ -158,8 +162,12 @@ def main():
     res["compile_s"] = round(time.time() - t0, 1)
     copy_resources(f"{proj}/src/test/resources", f"{out}/test-classes")
     reports = f"{out}/junit"
-    cmd = ["java"] + a.jvm_arg + ["-jar", LAUNCHER, "--class-path", f"{out}/test-classes:{cp}",
-           "--scan-classpath", f"{out}/test-classes",
+    if a.system_classpath:
+        cmd = ["java"] + a.jvm_arg + ["-cp", f"{LAUNCHER}:{out}/test-classes:{cp}",
+                                      "org.junit.platform.console.ConsoleLauncher"]
+    else:
+        cmd = ["java"] + a.jvm_arg + ["-jar", LAUNCHER, "--class-path", f"{out}/test-classes:{cp}"]
+    cmd += ["--scan-classpath", f"{out}/test-classes",
            "--include-classname", r"^(Test.*|.+[.$]Test.*|.*Tests?|.*TestCase)$",
            "--reports-dir", reports, "--disable-banner", "--details=none"]
     t1 = time.time()

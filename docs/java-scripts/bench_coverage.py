@@ -5,12 +5,20 @@ plus one run of the reader. Reports wall seconds and CPU seconds (user+sys of th
 
 usage: bench_coverage.py CLASSES TEST_CLASSES INCLUDES COVERAGE_BUILD_DIR [--runs 3] [--cp EXTRA] [--cwd DIR]
 """
-import argparse, json, os, resource, shutil, subprocess, time
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import time
 
 J = "/usr/share/java"
 LAUNCHER = f"{J}/junit-platform-console-standalone.jar"
-TEST_JARS = [f"{J}/{n}.jar" for n in ("junit-jupiter-api", "junit-jupiter-params",
-                                      "apiguardian-api", "opentest4j")]
+TEST_JARS = [
+    f"{J}/{n}.jar" for n in ("junit-jupiter-api", "junit-jupiter-params", "apiguardian-api", "opentest4j")
+]
 READER_CP = [f"{J}/{n}.jar" for n in ("org.jacoco.core", "asm", "asm-commons", "asm-tree")]
 
 
@@ -26,8 +34,11 @@ def timed(cmd, cwd=None):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("classes"); ap.add_argument("test_classes"); ap.add_argument("includes")
-    ap.add_argument("build"); ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("classes")
+    ap.add_argument("test_classes")
+    ap.add_argument("includes")
+    ap.add_argument("build")
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cp", default="")
     ap.add_argument("--cwd", default=None, help="run the tests here (the project root)")
     ap.add_argument("--work", default="/tmp/bench_coverage")
@@ -43,16 +54,36 @@ def main():
             cmd = ["java"]
             ccp = cp
             if mode == "per_test":
-                cmd += [f"-javaagent:{agent}=output=none,jmx=false,includes={a.includes}",
-                        f"-Dtaskforge.coverage.dir={cov}"]
+                cmd += [
+                    f"-javaagent:{agent}=output=none,jmx=false,includes={a.includes}",
+                    f"-Dtaskforge.coverage.dir={cov}",
+                ]
                 ccp = cp + ":" + listener
-            cmd += ["-jar", LAUNCHER, "--class-path", ccp, "--scan-classpath", a.test_classes,
-                    "--reports-dir", f"{a.work}/xml-{mode}{i}", "--disable-banner", "--details=none"]
-            rc, wall, cpu, err = timed(cmd, a.cwd)
+            cmd += [
+                "-jar",
+                LAUNCHER,
+                "--class-path",
+                ccp,
+                "--scan-classpath",
+                a.test_classes,
+                "--reports-dir",
+                f"{a.work}/xml-{mode}{i}",
+                "--disable-banner",
+                "--details=none",
+            ]
+            rc, wall, cpu, _err = timed(cmd, a.cwd)
             out[mode].append({"rc": rc, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)})
-    rc, wall, cpu, err = timed(["java", "-cp", ":".join([listener] + READER_CP),
-                                "taskforge.coverage.CoverageReader", f"{a.work}/cov0", a.classes,
-                                "--with-ancestors"])
+    rc, wall, cpu, _err = timed(
+        [
+            "java",
+            "-cp",
+            ":".join([listener, *READER_CP]),
+            "taskforge.coverage.CoverageReader",
+            f"{a.work}/cov0",
+            a.classes,
+            "--with-ancestors",
+        ]
+    )
     out["reader"] = {"rc": rc, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
     for k in ("wall_s", "cpu_s"):
         p = sorted(r[k] for r in out["plain"])[len(out["plain"]) // 2]

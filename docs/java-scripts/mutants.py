@@ -16,15 +16,24 @@ With --coverage (the CoverageReader's output for the original code, taken with
 the method's body; a mutant none of them kills (or that no test covers) is run again against
 the whole suite before it is reported as surviving.
 """
+
+import argparse
+import json
+import os
 import re
-import argparse, json, os, shutil, subprocess, sys, time
+import shutil
+import subprocess
+import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
+
 import tree_sitter_java
 from tree_sitter import Language, Parser
 
 J = "/usr/share/java"
-TEST_CP = [f"{J}/{n}.jar" for n in ("junit-jupiter-api", "junit-jupiter-params",
-                                     "apiguardian-api", "opentest4j")]
+TEST_CP = [
+    f"{J}/{n}.jar" for n in ("junit-jupiter-api", "junit-jupiter-params", "apiguardian-api", "opentest4j")
+]
 LAUNCHER = f"{J}/junit-platform-console-standalone.jar"
 PARSER = Parser(Language(tree_sitter_java.language()))
 THROW = '{ throw new UnsupportedOperationException("not implemented"); }'
@@ -42,8 +51,12 @@ def methods(src: bytes):
         if body is None:
             continue
         rtype = n.child_by_field_name("type")
-        yield (n.child_by_field_name("name").text.decode(), n.start_point[0] + 1, body,
-               rtype.text.decode() if rtype is not None else "void")
+        yield (
+            n.child_by_field_name("name").text.decode(),
+            n.start_point[0] + 1,
+            body,
+            rtype.text.decode() if rtype is not None else "void",
+        )
 
 
 def default_return(rtype):
@@ -58,8 +71,11 @@ def default_return(rtype):
 
 def javac(files, dest, cp, release):
     os.makedirs(dest, exist_ok=True)
-    p = subprocess.run(["javac", "--release", release, "-nowarn", "-d", dest, "-cp", cp] + files,
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        ["javac", "--release", release, "-nowarn", "-d", dest, "-cp", cp, *files],
+        capture_output=True,
+        text=True,
+    )
     return p.returncode, p.stderr
 
 
@@ -68,11 +84,27 @@ JVM_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
 
 def run_tests(cp, test_classes, reports, classes=None):
     shutil.rmtree(reports, ignore_errors=True)
-    select = (["--select-class=" + c for c in sorted(classes)] if classes
-              else ["--scan-classpath", test_classes])
-    subprocess.run(["java"] + JVM_FLAGS + ["-jar", LAUNCHER, "--class-path", cp] + select +
-                   ["--reports-dir", reports, "--disable-banner", "--details=none"],
-                   capture_output=True, text=True, timeout=300)
+    select = (
+        ["--select-class=" + c for c in sorted(classes)] if classes else ["--scan-classpath", test_classes]
+    )
+    subprocess.run(
+        [
+            "java",
+            *JVM_FLAGS,
+            "-jar",
+            LAUNCHER,
+            "--class-path",
+            cp,
+            *select,
+            "--reports-dir",
+            reports,
+            "--disable-banner",
+            "--details=none",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     failed, total = [], 0
     for fn in os.listdir(reports):
         if fn.endswith(".xml"):
@@ -85,7 +117,8 @@ def run_tests(cp, test_classes, reports, classes=None):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("project"); ap.add_argument("work")
+    ap.add_argument("project")
+    ap.add_argument("work")
     ap.add_argument("--release", default="11")
     ap.add_argument("--min-body-lines", type=int, default=3)
     ap.add_argument("--coverage")
@@ -94,24 +127,28 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     main_src = os.path.join(proj, "src/main/java")
     mains = sorted(os.path.join(d, f) for d, _, fs in os.walk(main_src) for f in fs if f.endswith(".java"))
-    tests = sorted(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(proj, "src/test/java"))
-                   for f in fs if f.endswith(".java"))
+    tests = sorted(
+        os.path.join(d, f)
+        for d, _, fs in os.walk(os.path.join(proj, "src/test/java"))
+        for f in fs
+        if f.endswith(".java")
+    )
     classes, test_classes = f"{work}/classes", f"{work}/test-classes"
     assert javac(mains, classes, ".", a.release)[0] == 0
-    assert javac(tests, test_classes, ":".join([classes] + TEST_CP), a.release)[0] == 0
-    base_cp = ":".join([test_classes, classes] + TEST_CP)
+    assert javac(tests, test_classes, ":".join([classes, *TEST_CP]), a.release)[0] == 0
+    base_cp = ":".join([test_classes, classes, *TEST_CP])
     total, failed = run_tests(base_cp, test_classes, f"{work}/reports")
     assert total and not failed, (total, failed)
     print(f"baseline: {total} tests pass", flush=True)
     cov = []
     if a.coverage:
-        for line in open(a.coverage):
+        for line in Path(a.coverage).read_text().splitlines():
             t = json.loads(line)
             m = re.search(r"\[class:([^\]]+)\]", t["id"])
             cov.append((m.group(1), {f: set(ls) for f, ls in t["lines"].items()}))
     results, t0 = [], time.time()
     for path in mains:
-        src = open(path, "rb").read()
+        src = Path(path).read_bytes()
         for name, line, body, rtype in methods(src):
             lines = body.end_point[0] - body.start_point[0] - 1
             if lines < a.min_body_lines:
@@ -119,17 +156,23 @@ def main():
             for kind, repl in (("throw", THROW), ("default-return", default_return(rtype))):
                 if repl is None:
                     continue
-                mutated = src[:body.start_byte] + repl.encode() + src[body.end_byte:]
+                mutated = src[: body.start_byte] + repl.encode() + src[body.end_byte :]
                 mdir = f"{work}/mutant"
                 shutil.rmtree(mdir, ignore_errors=True)
                 msrc = f"{mdir}/src/" + os.path.relpath(path, main_src)
                 os.makedirs(os.path.dirname(msrc))
-                open(msrc, "wb").write(mutated)
+                Path(msrc).write_bytes(mutated)
                 rc, err = javac([msrc], f"{mdir}/classes", classes, a.release)
                 rel = os.path.relpath(path, proj)
                 if rc:
-                    r = {"file": rel, "method": name, "line": line, "kind": kind, "result": "compile-error",
-                         "error": err.splitlines()[0]}
+                    r = {
+                        "file": rel,
+                        "method": name,
+                        "line": line,
+                        "kind": kind,
+                        "result": "compile-error",
+                        "error": err.splitlines()[0],
+                    }
                 else:
                     mcp = f"{test_classes}:{mdir}/classes:{classes}:" + ":".join(TEST_CP)
                     src_key = os.path.relpath(path, main_src)
@@ -142,15 +185,29 @@ def main():
                     if not failed:
                         _, failed = run_tests(mcp, test_classes, f"{mdir}/reports")
                         how = "full-suite"
-                    r = {"file": rel, "method": name, "line": line, "kind": kind, "ran": how,
-                         "result": "killed" if failed else "SURVIVED", "failing_tests": len(failed)}
+                    r = {
+                        "file": rel,
+                        "method": name,
+                        "line": line,
+                        "kind": kind,
+                        "ran": how,
+                        "result": "killed" if failed else "SURVIVED",
+                        "failing_tests": len(failed),
+                    }
                 results.append(r)
                 print(json.dumps(r), flush=True)
     killed = sum(r["result"] == "killed" for r in results)
-    print(json.dumps({"mutants": len(results), "killed": killed,
-                      "survived": [r for r in results if r["result"] != "killed"],
-                      "methods": len({(r["file"], r["method"], r["line"]) for r in results}),
-                      "seconds": round(time.time() - t0)}))
+    print(
+        json.dumps(
+            {
+                "mutants": len(results),
+                "killed": killed,
+                "survived": [r for r in results if r["result"] != "killed"],
+                "methods": len({(r["file"], r["method"], r["line"]) for r in results}),
+                "seconds": round(time.time() - t0),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

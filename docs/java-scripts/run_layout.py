@@ -15,14 +15,34 @@ Test files that do not compile are set aside (iteratively) and listed with the
 first error each gave, so the report can say what was missing.  Results come
 from the JUnit XML reports (--reports-dir), never from console text.
 """
-import argparse, json, os, re, subprocess, sys, time, shutil
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
 import xml.etree.ElementTree as ET
 
 J = "/usr/share/java"
-TEST_JARS = ["junit-jupiter-api", "junit-jupiter-params", "junit-jupiter-engine",
-             "junit-platform-commons", "junit-platform-engine", "opentest4j",
-             "apiguardian-api", "junit4", "hamcrest", "easymock", "objenesis",
-             "mockito-core", "byte-buddy", "byte-buddy-agent", "assertj-core"]
+TEST_JARS = [
+    "junit-jupiter-api",
+    "junit-jupiter-params",
+    "junit-jupiter-engine",
+    "junit-platform-commons",
+    "junit-platform-engine",
+    "opentest4j",
+    "apiguardian-api",
+    "junit4",
+    "hamcrest",
+    "easymock",
+    "objenesis",
+    "mockito-core",
+    "byte-buddy",
+    "byte-buddy-agent",
+    "assertj-core",
+]
 LAUNCHER = f"{J}/junit-platform-console-standalone.jar"
 REPO = "/usr/share/maven-repo"
 NS = "{http://maven.apache.org/POM/4.0.0}"
@@ -42,10 +62,13 @@ def _deps(pom_path, scopes):
             props[c.tag.replace(ns, "")] = (c.text or "").strip()
     out = []
     deps = root.find(f"{ns}dependencies")
-    for d in (deps if deps is not None else []):
-        get = lambda t: ((d.findtext(f"{ns}{t}") or "").strip())
+    for d in deps if deps is not None else []:
+
+        def get(t, d=d):
+            return (d.findtext(f"{ns}{t}") or "").strip()
+
         scope = get("scope") or "compile"
-        if scope not in scopes or get("optional") == "true" and scopes != ALL_SCOPES:
+        if scope not in scopes or (get("optional") == "true" and scopes != ALL_SCOPES):
             continue
         ver = get("version")
         ver = re.sub(r"\$\{([^}]+)\}", lambda m: props.get(m.group(1), m.group(0)), ver)
@@ -67,7 +90,11 @@ def resolve_pom(pom_path):
         seen.add((g, a))
         base = os.path.join(REPO, g.replace(".", "/"), a)
         chosen = None
-        for cand in ([v] if v and "$" not in v else []) + ["debian"] + (sorted(os.listdir(base)) if os.path.isdir(base) else []):
+        for cand in (
+            ([v] if v and "$" not in v else [])
+            + ["debian"]
+            + (sorted(os.listdir(base)) if os.path.isdir(base) else [])
+        ):
             jar = os.path.join(base, cand, f"{a}-{cand}.jar")
             if os.path.exists(jar):
                 chosen = (cand, jar)
@@ -97,8 +124,22 @@ def javac(files, dest, cp, release):
     argfile = dest + ".args"
     with open(argfile, "w") as f:
         f.write("\n".join(files))
-    cmd = ["javac", "--release", str(release), "-encoding", "UTF-8", "-nowarn",
-           "-proc:none", "-Xmaxerrs", "100000", "-d", dest, "-cp", cp, "@" + argfile]
+    cmd = [
+        "javac",
+        "--release",
+        str(release),
+        "-encoding",
+        "UTF-8",
+        "-nowarn",
+        "-proc:none",
+        "-Xmaxerrs",
+        "100000",
+        "-d",
+        dest,
+        "-cp",
+        cp,
+        "@" + argfile,
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True)
     return p.returncode, p.stderr
 
@@ -110,19 +151,24 @@ def copy_resources(src, dest):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("project"); ap.add_argument("out")
+    ap.add_argument("project")
+    ap.add_argument("out")
     ap.add_argument("--release", default="11")
     ap.add_argument("--extra-jar", action="append", default=[])
     ap.add_argument("--timeout", type=int, default=1200)
     ap.add_argument("--from-pom", action="store_true")
     ap.add_argument("--jvm-arg", action="append", default=[])
-    ap.add_argument("--system-classpath", action="store_true",
-                    help="put classes and jars on the JVM class path (as Surefire does) instead of "
-                         "the console launcher's --class-path loader; tests that use "
-                         "ClassLoader.getSystemClassLoader() need it")
+    ap.add_argument(
+        "--system-classpath",
+        action="store_true",
+        help="put classes and jars on the JVM class path (as Surefire does) instead of "
+        "the console launcher's --class-path loader; tests that use "
+        "ClassLoader.getSystemClassLoader() need it",
+    )
     a = ap.parse_args()
     proj, out = os.path.abspath(a.project), os.path.abspath(a.out)
-    shutil.rmtree(out, ignore_errors=True); os.makedirs(out)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
     extra = [f"{J}/{n}.jar" for n in a.extra_jar]
     res = {"project": proj, "release": a.release}
     if a.from_pom:
@@ -137,7 +183,8 @@ def main():
     res["main_compile_rc"] = rc
     if rc:
         res["main_errors"] = err[-3000:]
-        print(json.dumps(res, indent=1)); return
+        print(json.dumps(res, indent=1))
+        return
     copy_resources(f"{proj}/src/main/resources", f"{out}/classes")
     files = sources(f"{proj}/src/test/java")
     res["test_files"] = len(files)
@@ -154,7 +201,9 @@ def main():
             if m and m.group(1) in files and m.group(1) not in bad:
                 bad[m.group(1)] = m.group(3)
         if not bad:
-            res["test_errors"] = err[-3000:]; print(json.dumps(res, indent=1)); return
+            res["test_errors"] = err[-3000:]
+            print(json.dumps(res, indent=1))
+            return
         for f, msg in bad.items():
             dropped[os.path.relpath(f, proj)] = msg
         files = [f for f in files if f not in bad]
@@ -163,13 +212,25 @@ def main():
     copy_resources(f"{proj}/src/test/resources", f"{out}/test-classes")
     reports = f"{out}/junit"
     if a.system_classpath:
-        cmd = ["java"] + a.jvm_arg + ["-cp", f"{LAUNCHER}:{out}/test-classes:{cp}",
-                                      "org.junit.platform.console.ConsoleLauncher"]
+        cmd = [
+            "java",
+            *a.jvm_arg,
+            "-cp",
+            f"{LAUNCHER}:{out}/test-classes:{cp}",
+            "org.junit.platform.console.ConsoleLauncher",
+        ]
     else:
-        cmd = ["java"] + a.jvm_arg + ["-jar", LAUNCHER, "--class-path", f"{out}/test-classes:{cp}"]
-    cmd += ["--scan-classpath", f"{out}/test-classes",
-           "--include-classname", r"^(Test.*|.+[.$]Test.*|.*Tests?|.*TestCase)$",
-           "--reports-dir", reports, "--disable-banner", "--details=none"]
+        cmd = ["java", *a.jvm_arg, "-jar", LAUNCHER, "--class-path", f"{out}/test-classes:{cp}"]
+    cmd += [
+        "--scan-classpath",
+        f"{out}/test-classes",
+        "--include-classname",
+        r"^(Test.*|.+[.$]Test.*|.*Tests?|.*TestCase)$",
+        "--reports-dir",
+        reports,
+        "--disable-banner",
+        "--details=none",
+    ]
     t1 = time.time()
     try:
         p = subprocess.run(cmd, cwd=proj, capture_output=True, text=True, timeout=a.timeout)
@@ -186,9 +247,14 @@ def main():
         for tc in root.iter("testcase"):
             tot["tests"] += 1
             kinds = [c.tag for c in tc if c.tag in ("failure", "error", "skipped")]
-            if "skipped" in kinds: tot["skipped"] += 1
-            elif "failure" in kinds: tot["failures"] += 1; failed.append(tc.get("classname") + "#" + tc.get("name"))
-            elif "error" in kinds: tot["errors"] += 1; failed.append(tc.get("classname") + "#" + tc.get("name"))
+            if "skipped" in kinds:
+                tot["skipped"] += 1
+            elif "failure" in kinds:
+                tot["failures"] += 1
+                failed.append(tc.get("classname") + "#" + tc.get("name"))
+            elif "error" in kinds:
+                tot["errors"] += 1
+                failed.append(tc.get("classname") + "#" + tc.get("name"))
     tot["passed"] = tot["tests"] - tot["failures"] - tot["errors"] - tot["skipped"]
     res["results"] = tot
     res["failed_sample"] = failed[:15]

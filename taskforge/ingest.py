@@ -108,7 +108,7 @@ def _environment(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, repeats: 
     for note in notes:
         log(f"{snapshot.name}: {note}")
     started = time.monotonic()
-    env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
+    env = build_environment(snapshot, detect_spec(snapshot.root, spec, snapshot.describe), cache)
     built: list[str] = []
     if env.outputs:
         # The tasks are made from the tree as the build leaves it (env/outputs.py).

@@ -50,7 +50,8 @@ def environment_record(source: IngestedSource) -> dict[str, Any]:
             "requirements": list(spec.requirements), "install": list(spec.install),
             "test_command": shlex.join(spec.test_command),
             "pythonpath": list(source.env.pythonpath),
-            "frozen": list(source.env.frozen), "key": source.env.key}
+            "frozen": list(source.env.frozen), "key": source.env.key,
+            **({"scm_version": spec.scm_version} if spec.scm_version else {})}
 
 
 def deleted_lines(deletion_patch: str) -> list[str]:

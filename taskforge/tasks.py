@@ -53,7 +53,8 @@ class Task:
         e = self.record["environment"]
         spec = EnvSpec(python=e["python"], project_install=e["project_install"],
                        requirements=tuple(e["requirements"]), install=tuple(e["install"]),
-                       test_command=split_command(e["test_command"]))
+                       test_command=split_command(e["test_command"]),
+                       scm_version=e.get("scm_version"))
         root = self.snapshot_root()
         snapshot = Snapshot(id=self.record["snapshot"], name=self.record["repo"],
                             source=self.record["source"], commit=self.record["base_commit"],

@@ -15,7 +15,7 @@ from taskforge.env.declared import read_declared, requirement_name
 from taskforge.env.layout import network_exclusion, read_layout
 from taskforge.env.pytest_config import plan_addopts, read_pytest_config
 from taskforge.env.pythons import choose_python
-from taskforge.env.scm import scm_version
+from taskforge.env.scm import scm_version, version_from_describe
 from taskforge.model import EnvSpec, SourceSpec
 from taskforge.testing.runner import split_command
 
@@ -122,7 +122,9 @@ def _drop_tools(requirements: list[str], imported: set[str], decisions: list[str
                          + ", ".join(requirement_name(r) for r in dropped))
 
 
-def detect_spec(root: Path, source: SourceSpec) -> EnvSpec:
+def detect_spec(root: Path, source: SourceSpec, describe: str | None = None) -> EnvSpec:
+    """How to build and test the project at `root`; `describe` is what `git describe` said
+    of a git source's commit (`Snapshot.describe`), for a version the build reads from git."""
     decisions: list[str] = []
     python, why = choose_python(root, source.python, source.describe())
     decisions.append(why)
@@ -132,7 +134,8 @@ def detect_spec(root: Path, source: SourceSpec) -> EnvSpec:
     if not declared.extras and not declared.requirements:
         decisions.append("no test dependencies declared: pytest and coverage only")
     project_install = _project_install(root, pyproject, declared.extras, decisions)
-    _version_env, version_decision = scm_version(root)
+    tagged = version_from_describe(root, describe)
+    _version_env, version_decision = scm_version(root, tagged, describe)
     if project_install is not None and version_decision:
         decisions.append(version_decision)
     requirements = list(declared.requirements)
@@ -146,4 +149,5 @@ def detect_spec(root: Path, source: SourceSpec) -> EnvSpec:
         install=tuple(source.install or ()),
         test_command=tuple(test_command),
         decisions=tuple(decisions),
+        scm_version=tagged if version_decision else None,
     )

@@ -29,6 +29,10 @@ NOT_FOR_TESTS = ("mypy", "ruff", "ty", "pyright", "pyrefly", "black", "isort", "
                  "twine", "build", "mkdocs", "codespell", "check-manifest", "pytest-mypy",
                  "pytest-ruff", "pytest-flake8", "pytest-black", "pytest-checkdocs",
                  "pytest-cov", "pytest-xdist", "pytest-codspeed")
+# Marks those pytest plugins register: a suite that uses one needs the plugin even when no
+# test imports it (python-dateutil's conftest marks tests `no_cover`, and its
+# `filterwarnings = error` makes an unknown mark fail collection).
+PLUGIN_MARKERS = {"pytest-cov": {"no_cover"}, "pytest-xdist": {"xdist_group"}}
 DEFAULT_TEST_COMMAND = "python -m pytest"
 
 
@@ -70,7 +74,7 @@ def _test_command(root: Path, source: SourceSpec, requirements: list[str],
     config = read_pytest_config(root)
     layout = read_layout(root, config.python_files)
     decisions += layout.decisions()
-    _drop_tools(requirements, layout.imports, decisions)
+    _drop_tools(requirements, layout.imports, layout.markers, decisions)
     words = list(split_command(DEFAULT_TEST_COMMAND))
     if config.where:
         decisions.append(f"pytest configuration: {config.where}")
@@ -112,10 +116,13 @@ def _test_command(root: Path, source: SourceSpec, requirements: list[str],
     return words
 
 
-def _drop_tools(requirements: list[str], imported: set[str], decisions: list[str]) -> None:
-    """Remove (in place) the NOT_FOR_TESTS requirements no test or conftest imports."""
+def _drop_tools(requirements: list[str], imported: set[str], markers: set[str],
+                decisions: list[str]) -> None:
+    """Remove (in place) the NOT_FOR_TESTS requirements no test or conftest imports, nor
+    uses a mark of (PLUGIN_MARKERS)."""
     dropped = [r for r in requirements if requirement_name(r) in NOT_FOR_TESTS
-               and requirement_name(r).replace("-", "_") not in imported]
+               and requirement_name(r).replace("-", "_") not in imported
+               and not PLUGIN_MARKERS.get(requirement_name(r), set()) & markers]
     if dropped:
         requirements[:] = [r for r in requirements if r not in dropped]
         decisions.append("left out (tools the tests do not import): "

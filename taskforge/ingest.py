@@ -74,7 +74,7 @@ def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, r
            test_timeout: float = TEST_TIMEOUT) -> IngestedSource:
     log(f"{spec.describe()}: snapshot")
     started = time.monotonic()
-    snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
+    snapshot = ingest_source(spec, cache, base_dir, max_source_mb, versioned_by_git)
     prepared = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log,
                             snapshot_seconds=time.monotonic() - started)
     started = time.monotonic()
@@ -82,6 +82,14 @@ def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, r
                                           repeats=repeats, timeout=timeout,
                                           test_timeout=test_timeout)
     return _ingested(prepared, baseline, time.monotonic() - started, log, test_timeout)
+
+
+def versioned_by_git(root: Path) -> bool:
+    """Whether the snapshot's language says its build reads its version from git."""
+    try:
+        return detect_language(root, str(root)).versioned_by_git(root)
+    except UserError:  # no language: the environment step says so, with the source's name
+        return False
 
 
 @dataclass(frozen=True)
@@ -165,7 +173,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
         try:
             log(f"{spec.describe()}: snapshot")
             started = time.monotonic()
-            snapshot = ingest_source(spec, cache, base_dir, max_source_mb)
+            snapshot = ingest_source(spec, cache, base_dir, max_source_mb, versioned_by_git)
             if licenses is not None and not license_allowed(snapshot.license, licenses):
                 outcomes[index] = _set_aside(spec, f"license {snapshot.license or 'unknown'} is "
                                              f"not in select.licenses ({', '.join(licenses)})",

@@ -43,6 +43,10 @@ class Snapshot:
     commit: str
     root: Path
     license: str | None
+    # A git source's `git describe --tags --long` of the commit (`v1.2.3-0-gabc1234`), None
+    # without a tag or when not asked: a build that reads its version from git needs it, and
+    # the snapshot has no .git (env/scm.py).
+    describe: str | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,9 @@ class EnvSpec:
     install: tuple[str, ...]  # recipe override: shell commands run inside the venv
     test_command: tuple[str, ...]  # argv of the test runner, before taskforge's own options
     decisions: tuple[str, ...] = ()  # human-readable notes on how this spec was detected
+    # The version the repository's tags give a build that reads it from git (env/scm.py);
+    # None: the build gets none, or 0.0.0 when it needs one.
+    scm_version: str | None = None
 
 
 @dataclass(frozen=True)

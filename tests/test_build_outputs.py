@@ -12,11 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, commit_all, init_repo, make_project, write_recipe
+from conftest import apply_patch, commit_all, git, init_repo, make_project, write_recipe
 
 import taskforge
 from taskforge.errors import UserError
 from taskforge.ingest import IngestedSource, ingest
+from taskforge.languages.python.env.scm import version_from_describe
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
 
@@ -191,5 +192,84 @@ def test_a_made_up_version_that_breaks_resolution_is_named_in_the_reason(
     reason = str(failed.value)
     assert "cannot build the environment" in reason and "vcspkg" in reason
     assert reason.endswith("(vcspkg was built as version 0.0.0: no git metadata and no fallback "
-                           "version; a tag in the repository or a fallback_version would give "
-                           "it its own)")
+                           "version; a tag in the repository (reachable from the commit) or a "
+                           "fallback_version would give it its own)")
+
+
+@pytest.mark.parametrize(("tool", "describe", "version"), [
+    ("", "v1.2.3-0-gabc1234", "1.2.3"),
+    ("", "1.2.3-0-gabc1234", "1.2.3"),
+    ("", "vcspkg-1.2.3-0-gabc1234", "1.2.3"),
+    ("", "v1.2.3-2-gabc1234", "1.2.4.dev2"),        # setuptools-scm's guess-next-dev
+    ("", "v2.0-5-gabc1234", "2.1.dev5"),
+    ("", "v2.0rc1-0-gabc1234", "2.0rc1"),
+    ("", "v2.0rc1-3-gabc1234", "2.0rc2.dev3"),
+    ("", "v2.0.dev0-3-gabc1234", "2.0.dev3"),
+    ("", "release-x-0-gabc1234", None),              # no version in the tag
+    ("", None, None),
+    ('[tool.setuptools_scm]\ntag_regex = "^rel/(?P<version>[0-9.]+)$"\n',
+     "rel/3.4-0-gabc1234", "3.4"),
+    ('[tool.setuptools_scm]\ntag_regex = "^rel/(?P<version>[0-9.]+)$"\n',
+     "v3.4-0-gabc1234", None),                       # not the project's form of tag
+    ('[tool.hatch.version]\nsource = "vcs"\ntag-pattern = "^pkg@(?P<version>.+)$"\n',
+     "pkg@0.7.1-1-gabc1234", "0.7.2.dev1"),
+])
+def test_the_version_a_tag_gives_is_read_with_the_projects_tag_pattern(
+        tmp_path: Path, tool: str, describe: str | None, version: str | None) -> None:
+    repo = make_project(tmp_path, {"pyproject.toml": scm_pyproject(
+        '"setuptools-scm"', "setuptools.build_meta", tool)})
+    assert version_from_describe(repo, describe) == version
+
+
+def ingest_tagged(repo: Path, cache: Path, tag: str) -> IngestedSource:
+    """`repo` committed as a clone with its release tag, ingested as a git source."""
+    init_repo(repo)
+    commit_all(repo, "release")
+    git("tag", "-a", "-m", "release", tag, cwd=repo)
+    return ingest(SourceSpec(kind="git", location=str(repo)), cache=cache, base_dir=repo.parent,
+                  sandbox=get_sandbox("none"), repeats=2, timeout=120, log=lambda _line: None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["hatch-vcs", "setuptools-scm"])
+def test_a_tagged_clone_is_built_with_the_tags_version(backend: str, tmp_path: Path,
+                                                       tf_cache: Path) -> None:
+    """iniconfig's clone, tagged as upstream is: pytest needs iniconfig>=1.0.1, and the build
+    now gets the tag's version (2.0.0 here) where it got 0.0.0 and failed to resolve."""
+    pyproject = BACKENDS[backend] + '\n[dependency-groups]\ntests = ["pytest", "vcspkg>=1"]\n'
+    repo = make_project(tmp_path, {**CODE, "pyproject.toml": pyproject}, name="vcspkg")
+    src = ingest_tagged(repo, tf_cache, "v2.0.0")
+    assert src.env.spec.scm_version == "2.0.0"
+    [told] = [d for d in src.env.spec.decisions if "version from git metadata" in d]
+    assert "the repository's tags give 2.0.0 (git describe: v2.0.0-0-g" in told
+    assert "__version__ = version = '2.0.0'" in \
+        (src.snapshot.root / "src/vcspkg/_version.py").read_text()
+    assert set(src.baseline.stable) == {"tests/test_core.py::test_double",
+                                        "tests/test_core.py::test_version_is_the_installed_one"}
+
+
+@pytest.mark.slow
+def test_a_tagged_clones_tasks_rebuild_elsewhere_with_the_tags_version(
+        tmp_path: Path, tf_cache: Path) -> None:
+    """The task record carries the version: a loader with an empty cache (no git, no tags)
+    rebuilds the environment with it and grades the reference solution 1.0."""
+    pyproject = HATCH_VCS + '\n[dependency-groups]\ntests = ["pytest", "vcspkg>=1"]\n'
+    repo = make_project(tmp_path, {**CODE, "pyproject.toml": pyproject}, name="vcspkg")
+    init_repo(repo)
+    commit_all(repo, "release")
+    git("tag", "1.5", cwd=repo)  # a light tag, without the `v`
+    recipe = write_recipe(tmp_path / "vcs.yaml", f"""\
+        name: vcs
+        sources:
+          - git: {repo}
+        strategies: [stub-function]
+        select: {{min_body_lines: 2}}
+        sandbox: none
+    """)
+    out = tmp_path / "out"
+    taskforge.generate(recipe, out=out, cache=tf_cache)
+    (task,) = taskforge.load_tasks(out, cache=tmp_path / "elsewhere")
+    assert task.record["environment"]["scm_version"] == "1.5"
+    workspace = task.materialize(tmp_path / "ws")
+    apply_patch(workspace, task.record["patch"])
+    assert task.grade(workspace, sandbox="none").reward == 1.0

@@ -131,6 +131,27 @@ def test_a_tool_the_tests_import_is_kept(tmp_path: Path) -> None:
     assert "mypy" in requirements and "black" not in requirements
 
 
+DATEUTIL_CONFTEST = """\
+    import pytest
+
+
+    def pytest_collection_modifyitems(items):
+        for item in items:
+            item.add_marker(pytest.mark.no_cover)
+"""
+
+
+def test_a_plugin_whose_mark_the_suite_uses_is_kept(tmp_path: Path) -> None:
+    """python-dateutil's conftest marks every test `no_cover` (pytest-cov registers it), and
+    `filterwarnings = error` makes an unknown mark fail collection: with pytest-cov left out
+    (no test imports it) the clone was set aside, "no tests found"."""
+    root = project(tmp_path, {"requirements-dev.txt": "pytest-cov\npytest-xdist\n",
+                              "tests/conftest.py": DATEUTIL_CONFTEST})
+    spec = spec_of(root)
+    assert "pytest-cov" in spec.requirements and "pytest-xdist" not in spec.requirements
+    assert "left out (tools the tests do not import): pytest-xdist" in spec.decisions
+
+
 def test_dev_extra_is_the_last_resort(tmp_path: Path) -> None:
     assert pick_test_sets({"dev": ["black"], "docs": ["sphinx"]}) == (["dev"], "named dev")
     assert pick_test_sets({"docs": ["sphinx"]})[0] == []
@@ -449,6 +470,19 @@ def test_real_suite_with_a_marker_expression_and_bundled_exitfirst(tmp_path: Pat
     src = ingest_root(root, tf_cache)
     assert set(src.baseline.tests) == {"tests/test_a_first.py::test_broken",
                                        "tests/test_core.py::test_double"}
+    assert src.baseline.stable == ("tests/test_core.py::test_double",)
+
+
+@pytest.mark.slow
+def test_real_suite_that_marks_its_tests_no_cover_with_warnings_as_errors(
+        tmp_path: Path, tf_cache: Path) -> None:
+    """python-dateutil: every test marked `no_cover` by the conftest, warnings are errors."""
+    root = project(tmp_path, {
+        "pyproject.toml": pyproject('[tool.pytest.ini_options]\nfilterwarnings = ["error"]'),
+        "requirements-dev.txt": "pytest-cov\n",
+        "tests/conftest.py": DATEUTIL_CONFTEST,
+    })
+    src = ingest_root(root, tf_cache)
     assert src.baseline.stable == ("tests/test_core.py::test_double",)
 
 

@@ -11,6 +11,7 @@ from conftest import GIT_ENV, commit_all, git, init_repo, make_project
 
 from taskforge.cache import digest
 from taskforge.errors import UserError
+from taskforge.ingest import versioned_by_git
 from taskforge.model import SourceSpec
 from taskforge.sources import ingest_source, source_notes
 
@@ -40,7 +41,8 @@ def history(tmp_path: Path) -> dict[str, str | Path]:
 
 
 def fetch(url: str, ref: str | None, cache: Path, max_mb: float | None = None):
-    return ingest_source(SourceSpec(kind="git", location=url, ref=ref), cache, Path.cwd(), max_mb)
+    return ingest_source(SourceSpec(kind="git", location=url, ref=ref), cache, Path.cwd(), max_mb,
+                         versioned_by_git)
 
 
 def clone_of(cache: Path, url: str) -> Path:
@@ -149,3 +151,77 @@ def test_export_attributes_do_not_change_the_snapshot(tmp_path: Path, kind: str)
                              tmp_path)
     assert (snapshot.root / "tests/test_core.py").is_file()
     assert (snapshot.root / ".git_archival.txt").read_text() == archival
+
+
+# A project that reads its version from git with no fallback (hatch-vcs): only tags give it.
+SCM_FILES = {
+    **FILES,
+    "pyproject.toml": '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\n'
+                      'build-backend = "hatchling.build"\n\n'
+                      '[project]\nname = "pkg"\ndynamic = ["version"]\n\n'
+                      '[tool.hatch.version]\nsource = "vcs"\n',
+}
+
+
+def scm_history(tmp_path: Path, files: dict[str, str],
+                annotated: bool = True) -> dict[str, str | Path]:
+    """Release 1.2.3 tagged `v1.2.3` (annotated or light), then two commits."""
+    root = make_project(tmp_path, files, name="scm-origin")
+    init_repo(root)
+    released = commit_all(root, "release")
+    git("tag", *(["-a", "-m", "release 1.2.3"] if annotated else []), "v1.2.3", cwd=root)
+    (root / "pkg" / "core.py").write_text("def double(x):\n    return x + x\n")
+    commit_all(root, "after the release")
+    (root / "README.md").write_text("readme\n")
+    head = commit_all(root, "two after")
+    return {"root": root, "released": released, "head": head}
+
+
+@pytest.mark.parametrize("annotated", [True, False], ids=["annotated", "light"])
+def test_the_tag_on_the_commit_gives_the_version(tmp_path: Path, annotated: bool) -> None:
+    """A shallow fetch has no tags: the remote's listing names the tag on the commit, and only
+    that ref is fetched (the commit is here already)."""
+    history = scm_history(tmp_path, SCM_FILES, annotated)
+    cache = tmp_path / "cache"
+    url = f"file://{history['root']}"
+    snapshot = fetch(url, history["released"], cache)
+    assert snapshot.describe == f"v1.2.3-0-g{history['released'][:7]}"
+    assert source_notes(snapshot, cache)[-1] == f"version tag: {snapshot.describe} (git describe)"
+    clone = clone_of(cache, url)
+    assert (clone / "shallow").is_file() and commits_in(clone) == 1  # still one commit
+    # Remembered with the snapshot: a pinned commit is not fetched again.
+    assert fetch(url, history["released"], cache).describe == snapshot.describe
+
+
+def test_commits_after_the_tag_are_counted_from_the_history(tmp_path: Path) -> None:
+    """The head is two commits past v1.2.3: the history and tags come into a scratch
+    repository, so the cached mirror stays a shallow, complete clone."""
+    history = scm_history(tmp_path, SCM_FILES)
+    cache = tmp_path / "cache"
+    url = f"file://{history['root']}"
+    snapshot = fetch(url, "main", cache)
+    assert snapshot.commit == history["head"]
+    assert snapshot.describe == f"v1.2.3-2-g{history['head'][:7]}"
+    clone = clone_of(cache, url)
+    assert commits_in(clone) == 1 and git("config", "--get-regexp", "remote", cwd=clone) \
+        .count("promisor") == 0
+    assert not list((cache / "tmp").iterdir())  # the scratch repository is gone
+
+
+def test_no_tag_no_version_and_the_note_says_why(tmp_path: Path) -> None:
+    root = make_project(tmp_path, SCM_FILES, name="untagged")
+    init_repo(root)
+    commit_all(root, "no release yet")
+    cache = tmp_path / "cache"
+    snapshot = fetch(f"file://{root}", None, cache)
+    assert snapshot.describe is None
+    assert source_notes(snapshot, cache)[-1] == "version tag: none (the repository has no tags)"
+
+
+def test_a_project_that_does_not_read_git_is_not_described(tmp_path: Path) -> None:
+    """No tags asked for (no listing, no history) when the build does not need a version."""
+    history = scm_history(tmp_path, FILES)
+    cache = tmp_path / "cache"
+    snapshot = fetch(f"file://{history['root']}", history["released"], cache)
+    assert snapshot.describe is None
+    assert not any(n.startswith("version tag") for n in source_notes(snapshot, cache))

@@ -146,6 +146,12 @@ class Language(abc.ABC):
                 log: Callable[[str], None]) -> Prepared:
         """Build (or take from the cache) the environment the snapshot's tests run in."""
 
+    def versioned_by_git(self, root: Path) -> bool:
+        """Whether the build of the tree at `root` reads its version from git and has nothing
+        to fall back on: then a git source describes the commit by its tags, which the
+        snapshot (no `.git`) would otherwise lose. No by default."""
+        return False
+
     @abc.abstractmethod
     def environment_record(self, env: Environment) -> dict[str, Any]:
         """The task record's `environment`: enough to rebuild it on another machine."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from taskforge.errors import UserError
@@ -12,14 +13,15 @@ from taskforge.sources.pypi import ingest_pypi
 from taskforge.sources.store import read_notes
 
 
-def ingest_source(spec: SourceSpec, cache: Path, base_dir: Path,
-                  max_mb: float | None = None) -> Snapshot:
+def ingest_source(spec: SourceSpec, cache: Path, base_dir: Path, max_mb: float | None = None,
+                  describe_if: Callable[[Path], bool] = lambda _root: False) -> Snapshot:
     """Fetch (or find in the cache) the snapshot a source names. Raises UserError on bad input,
-    and on a snapshot larger than `max_mb` megabytes."""
+    and on a snapshot larger than `max_mb` megabytes. `describe_if(root)`: whether a git
+    source's build reads its version from git (see `ingest_git`)."""
     if spec.kind == "pypi":
         snapshot = ingest_pypi(spec.location, cache)
     elif spec.kind == "git":
-        snapshot = ingest_git(spec.location, spec.ref, cache)
+        snapshot = ingest_git(spec.location, spec.ref, cache, describe_if)
     else:
         snapshot = ingest_path(spec.location, cache, base_dir, spec.origin)
     if max_mb is not None:

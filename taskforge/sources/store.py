@@ -182,7 +182,8 @@ def snapshot_from_tree(tree_root: Path, *, name: str, source: str, cache: Path,
 def remember(cache: Path, key: str, snapshot: Snapshot) -> None:
     write_json(cache / "sources" / f"{key}.json",
                {"id": snapshot.id, "name": snapshot.name, "source": snapshot.source,
-                "commit": snapshot.commit, "license": snapshot.license})
+                "commit": snapshot.commit, "license": snapshot.license,
+                "describe": snapshot.describe})
 
 
 def recall(cache: Path, key: str) -> Snapshot | None:
@@ -195,7 +196,8 @@ def recall(cache: Path, key: str) -> Snapshot | None:
     if not root.is_dir():
         return None
     return Snapshot(id=meta["id"], name=meta["name"], source=meta["source"],
-                    commit=meta["commit"], root=root, license=meta["license"])
+                    commit=meta["commit"], root=root, license=meta["license"],
+                    describe=meta.get("describe"))
 
 
 def write_notes(cache: Path, source: str, notes: list[str]) -> None:

@@ -51,7 +51,8 @@ class PythonLanguage(Language):
         from taskforge.languages.python.env import build_environment, detect_spec
         from taskforge.languages.python.env.outputs import with_build_outputs
 
-        env = build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
+        env = build_environment(snapshot, detect_spec(snapshot.root, spec, snapshot.describe),
+                                cache)
         notes: list[str] = []
         if env.outputs:
             # The tasks are made from the tree as the build leaves it (env/outputs.py).
@@ -61,12 +62,18 @@ class PythonLanguage(Language):
         notes += [f"build output left out: {note}" for note in env.build_notes]
         return Prepared(snapshot, env, tuple(notes))
 
+    def versioned_by_git(self, root: Path) -> bool:
+        from taskforge.languages.python.env.scm import needs_version
+
+        return needs_version(root)
+
     def environment_record(self, env: Environment) -> dict[str, Any]:
         spec = env.spec
         return {"python": spec.python, "project_install": spec.project_install,
                 "requirements": list(spec.requirements), "install": list(spec.install),
                 "test_command": shlex.join(spec.test_command),
-                "pythonpath": list(env.pythonpath), "frozen": list(env.frozen), "key": env.key}
+                "pythonpath": list(env.pythonpath), "frozen": list(env.frozen), "key": env.key,
+                **({"scm_version": spec.scm_version} if spec.scm_version else {})}
 
     def environment_from_record(self, record: Mapping[str, Any], snapshot: Snapshot,
                                 cache: Path) -> Environment:
@@ -75,7 +82,8 @@ class PythonLanguage(Language):
         spec = EnvSpec(python=record["python"], project_install=record["project_install"],
                        requirements=tuple(record["requirements"]),
                        install=tuple(record["install"]),
-                       test_command=tuple(shlex.split(record["test_command"])))
+                       test_command=tuple(shlex.split(record["test_command"])),
+                       scm_version=record.get("scm_version"))
         return build_environment(snapshot, spec, cache)
 
     # -- tests -----------------------------------------------------------------------------

@@ -35,7 +35,9 @@ FORMAT = 3
 
 
 def environment_key(snapshot_id: str, spec: EnvSpec) -> str:
-    spec_fields = {k: v for k, v in asdict(spec).items() if k != "decisions"}
+    # No scm version leaves the key as it was before the field existed.
+    spec_fields = {k: v for k, v in asdict(spec).items() if k != "decisions"
+                   and not (k == "scm_version" and v is None)}
     return digest("env", FORMAT, snapshot_id, spec_fields)[:32]
 
 
@@ -101,14 +103,14 @@ def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path, final:
         if spec.project_install:
             args += ["-e", str(build_copy) + spec.project_install[1:]]
         args += list(spec.requirements)
-        version_env, _why = scm_version(snapshot.root)
+        version_env, _why = scm_version(snapshot.root, spec.scm_version)
         proc = _uv(*args, cwd=build_copy, cache=cache, extra_env=version_env)
         if proc.returncode != 0:
             # A version made up for the build is often why (iniconfig built as 0.0.0, and
             # pytest needs iniconfig>=1.0.1): say so, and what would give it a real one.
             told = f" ({snapshot.name} was built as version {UNKNOWN_VERSION}: no git " \
-                "metadata and no fallback version; a tag in the repository or a " \
-                "fallback_version would give it its own)" \
+                "metadata and no fallback version; a tag in the repository (reachable from " \
+                "the commit) or a fallback_version would give it its own)" \
                 if UNKNOWN_VERSION in version_env.values() else ""
             raise UserError(f"{snapshot.source}: cannot build the environment: "
                             f"{_failure(proc)}{told}")

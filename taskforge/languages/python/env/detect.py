@@ -15,7 +15,7 @@ from taskforge.languages.python.env.declared import read_declared, requirement_n
 from taskforge.languages.python.env.layout import network_exclusion, read_layout
 from taskforge.languages.python.env.pytest_config import plan_addopts, read_pytest_config
 from taskforge.languages.python.env.pythons import choose_python
-from taskforge.languages.python.env.scm import scm_version
+from taskforge.languages.python.env.scm import scm_version, version_from_describe
 from taskforge.languages.python.testing.runner import split_command
 from taskforge.model import EnvSpec, SourceSpec
 
@@ -29,6 +29,10 @@ NOT_FOR_TESTS = ("mypy", "ruff", "ty", "pyright", "pyrefly", "black", "isort", "
                  "twine", "build", "mkdocs", "codespell", "check-manifest", "pytest-mypy",
                  "pytest-ruff", "pytest-flake8", "pytest-black", "pytest-checkdocs",
                  "pytest-cov", "pytest-xdist", "pytest-codspeed")
+# Marks those pytest plugins register: a suite that uses one needs the plugin even when no
+# test imports it (python-dateutil's conftest marks tests `no_cover`, and its
+# `filterwarnings = error` makes an unknown mark fail collection).
+PLUGIN_MARKERS = {"pytest-cov": {"no_cover"}, "pytest-xdist": {"xdist_group"}}
 DEFAULT_TEST_COMMAND = "python -m pytest"
 
 
@@ -70,7 +74,7 @@ def _test_command(root: Path, source: SourceSpec, requirements: list[str],
     config = read_pytest_config(root)
     layout = read_layout(root, config.python_files)
     decisions += layout.decisions()
-    _drop_tools(requirements, layout.imports, decisions)
+    _drop_tools(requirements, layout.imports, layout.markers, decisions)
     words = list(split_command(DEFAULT_TEST_COMMAND))
     if config.where:
         decisions.append(f"pytest configuration: {config.where}")
@@ -112,17 +116,22 @@ def _test_command(root: Path, source: SourceSpec, requirements: list[str],
     return words
 
 
-def _drop_tools(requirements: list[str], imported: set[str], decisions: list[str]) -> None:
-    """Remove (in place) the NOT_FOR_TESTS requirements no test or conftest imports."""
+def _drop_tools(requirements: list[str], imported: set[str], markers: set[str],
+                decisions: list[str]) -> None:
+    """Remove (in place) the NOT_FOR_TESTS requirements no test or conftest imports, nor
+    uses a mark of (PLUGIN_MARKERS)."""
     dropped = [r for r in requirements if requirement_name(r) in NOT_FOR_TESTS
-               and requirement_name(r).replace("-", "_") not in imported]
+               and requirement_name(r).replace("-", "_") not in imported
+               and not PLUGIN_MARKERS.get(requirement_name(r), set()) & markers]
     if dropped:
         requirements[:] = [r for r in requirements if r not in dropped]
         decisions.append("left out (tools the tests do not import): "
                          + ", ".join(requirement_name(r) for r in dropped))
 
 
-def detect_spec(root: Path, source: SourceSpec) -> EnvSpec:
+def detect_spec(root: Path, source: SourceSpec, describe: str | None = None) -> EnvSpec:
+    """How to build and test the project at `root`; `describe` is what `git describe` said
+    of a git source's commit (`Snapshot.describe`), for a version the build reads from git."""
     decisions: list[str] = []
     python, why = choose_python(root, source.python, source.describe())
     decisions.append(why)
@@ -132,7 +141,8 @@ def detect_spec(root: Path, source: SourceSpec) -> EnvSpec:
     if not declared.extras and not declared.requirements:
         decisions.append("no test dependencies declared: pytest and coverage only")
     project_install = _project_install(root, pyproject, declared.extras, decisions)
-    _version_env, version_decision = scm_version(root)
+    tagged = version_from_describe(root, describe)
+    _version_env, version_decision = scm_version(root, tagged, describe)
     if project_install is not None and version_decision:
         decisions.append(version_decision)
     requirements = list(declared.requirements)
@@ -146,4 +156,5 @@ def detect_spec(root: Path, source: SourceSpec) -> EnvSpec:
         install=tuple(source.install or ()),
         test_command=tuple(test_command),
         decisions=tuple(decisions),
+        scm_version=tagged if version_decision else None,
     )

@@ -34,6 +34,7 @@ class Layout:
     network_markers: dict[str, list[str]] = field(default_factory=dict)  # marker -> files
     stray_test_files: list[str] = field(default_factory=list)
     imports: set[str] = field(default_factory=set)  # top-level modules tests and conftests import
+    markers: set[str] = field(default_factory=set)  # every `mark.x` tests and conftests use
 
     def decisions(self) -> list[str]:
         out = []
@@ -121,6 +122,7 @@ def read_layout(root: Path, python_files: list[str] | None = None) -> Layout:
         except (SyntaxError, ValueError):
             continue
         layout.imports |= _imported(tree)
+        layout.markers |= _markers_used(tree)
         if rel in conftests:
             continue
         layout.unittest_files += _is_unittest(tree)

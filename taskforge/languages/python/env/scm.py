@@ -3,24 +3,35 @@
 setuptools-scm, hatch-vcs (which uses setuptools-scm) and pdm-backend (`source = "scm"`) ask
 git for the version while the project is built. A snapshot is a tree without `.git`, so a
 clone whose project declares no fallback version does not build (an sdist does: the backends
-read its PKG-INFO). No version is known, so the build is told 0.0.0: setuptools-scm by
-SETUPTOOLS_SCM_PRETEND_VERSION_FOR_<NAME>, named for the project so that dependencies built
-from source keep their own; hatch-vcs does not pass the name on, so there the unnamed
-variable is set (a dependency built from source with setuptools-scm in the same install
-would take it too); pdm-backend by PDM_BUILD_SCM_VERSION.
+read its PKG-INFO). A git source records what `git describe --tags --long` says of the
+ingested commit (`Snapshot.describe`, `sources/git.py`): the tag, read with the project's own
+tag pattern, gives the version as setuptools-scm's default scheme would (the tag's version at
+the tag; the next patch release's `.devN` N commits later). Without a tag no version is
+known, and the build is told 0.0.0. The build is told through
+SETUPTOOLS_SCM_PRETEND_VERSION_FOR_<NAME> for setuptools-scm, named for the project so that
+dependencies built from source keep their own; hatch-vcs does not pass the name on, so there
+the unnamed variable is set (a dependency built from source with setuptools-scm in the same
+install would take it too); pdm-backend by PDM_BUILD_SCM_VERSION.
 """
 
 from __future__ import annotations
 
 import configparser
+import re
 import tomllib
 from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
 
 from taskforge.languages.python.env.declared import normalized_name, requirement_name
 
 SCM_BACKENDS = {"setuptools-scm", "hatch-vcs"}
 PDM_VARIABLE = "PDM_BUILD_SCM_VERSION"
 UNKNOWN_VERSION = "0.0.0"
+# setuptools-scm's default tag_regex (hatch-vcs and pdm-backend read tags the same way): an
+# optional `name-` prefix, an optional `v`, then the version.
+DEFAULT_TAG_REGEX = r"^(?:[\w-]+-)?(?P<version>[vV]?\d+(?:\.\d+){0,2}[^\+]*)(?:\+.*)?$"
+_DESCRIBE = re.compile(r"^(?P<tag>.+)-(?P<distance>\d+)-g(?P<sha>[0-9a-f]+)$")
 
 
 def _pyproject(root: Path) -> dict:
@@ -64,6 +75,55 @@ def _has_fallback(config: dict) -> bool:
                              _pdm_version(config)))
 
 
+def _tag_regex(config: dict) -> str:
+    """The project's own tag pattern (setuptools-scm, hatch-vcs raw-options or tag-pattern,
+    pdm-backend), else setuptools-scm's default."""
+    tool = config.get("tool", {})
+    hatch = tool.get("hatch", {}).get("version", {})
+    hatch = hatch if isinstance(hatch, dict) else {}
+    raw = hatch.get("raw-options", {})
+    for table, key in ((tool.get("setuptools_scm", {}), "tag_regex"),
+                       (raw if isinstance(raw, dict) else {}, "tag_regex"),
+                       (hatch, "tag-pattern"), (_pdm_version(config), "tag_regex")):
+        if isinstance(table, dict) and isinstance(table.get(key), str):
+            return table[key]
+    return DEFAULT_TAG_REGEX
+
+
+def version_from_describe(root: Path, describe: str | None) -> str | None:
+    """The version `git describe --tags --long` output (`v1.2.3-0-gabc1234`) gives the project
+    at `root`, read with its tag pattern; None when there is no tag or it holds no version.
+
+    At the tag: the tag's version. N commits later: setuptools-scm's default scheme
+    (guess-next-dev): the tag's last number bumped, `.devN` (1.2.3 -> 1.2.4.devN, 2.0 ->
+    2.1.devN, 2.0rc1 -> 2.0rc2.devN); the `+g<sha>` local part is left out, a resolver does
+    not read it and some projects drop it (`local_scheme`)."""
+    match = _DESCRIBE.match(describe or "")
+    if not match:
+        return None
+    config = _pyproject(root) if (root / "pyproject.toml").is_file() else {}
+    try:
+        found = re.search(_tag_regex(config), match["tag"])
+    except re.error:
+        return None
+    if not found:
+        return None
+    text = found.groupdict().get("version") or (found.group(1) if found.groups() else found[0])
+    try:
+        version = Version(text)
+    except (InvalidVersion, TypeError):
+        return None
+    distance = int(match["distance"])
+    if distance == 0:
+        return str(version)
+    public = version.public
+    if version.is_devrelease:  # a dev tag is the next release already: its own devN
+        return f"{public.rsplit('.dev', 1)[0]}.dev{distance}"
+    last = re.match(r"(.*?)(\d+)$", public)
+    bumped = f"{last[1]}{int(last[2]) + 1}" if last else public
+    return f"{bumped}.dev{distance}"
+
+
 def _project_name(config: dict, root: Path) -> str | None:
     name = config.get("project", {}).get("name")
     if isinstance(name, str) and name:
@@ -76,21 +136,37 @@ def _project_name(config: dict, root: Path) -> str | None:
         return None
 
 
-def scm_version(root: Path) -> tuple[dict[str, str], str | None]:
-    """The environment variables that give the build a version, and the decision line; none
-    when the project does not take its version from git or declares a fallback."""
+def needs_version(root: Path) -> bool:
+    """Whether the project at `root` takes its version from git with nothing to fall back on
+    (no .git, no PKG-INFO, no fallback version): then only the repository's tags can give it."""
     config = _pyproject(root) if (root / "pyproject.toml").is_file() else {}
-    if (root / ".git").exists() or (root / "PKG-INFO").is_file() \
-            or not (_uses_scm(config, root) or _pdm_version(config)) or _has_fallback(config):
+    return not ((root / ".git").exists() or (root / "PKG-INFO").is_file()
+                or not (_uses_scm(config, root) or _pdm_version(config))
+                or _has_fallback(config)) and bool(_project_name(config, root))
+
+
+def scm_version(root: Path, tagged: str | None = None,
+                describe: str | None = None) -> tuple[dict[str, str], str | None]:
+    """The environment variables that give the build a version, and the decision line; none
+    when the project does not take its version from git or declares a fallback. `tagged` is
+    the version the repository's tags gave (`version_from_describe`), else it is 0.0.0;
+    `describe` the `git describe` it came from, for the decision line."""
+    if not needs_version(root):
         return {}, None
+    config = _pyproject(root) if (root / "pyproject.toml").is_file() else {}
     name = _project_name(config, root)
-    if not name:
-        return {}, None
-    version = UNKNOWN_VERSION
+    assert name  # needs_version checked it
+    version = tagged or UNKNOWN_VERSION
     # setuptools-scm's own normalisation of the distribution name.
     variable = PDM_VARIABLE if _pdm_version(config) else \
         "SETUPTOOLS_SCM_PRETEND_VERSION" if _uses_hatch_vcs(config) else \
         "SETUPTOOLS_SCM_PRETEND_VERSION_FOR_" + normalized_name(name).replace("-", "_").upper()
+    if tagged:
+        return {variable: version}, (
+            f"version from git metadata (setuptools-scm/hatch-vcs/pdm): the snapshot has no "
+            f".git; the repository's tags give {version} (git describe: {describe}); the "
+            f"build gets it ({variable})")
     return {variable: version}, (f"version from git metadata (setuptools-scm/hatch-vcs/pdm): the "
-                                 f"snapshot has none and the project no fallback; the build "
+                                 f"snapshot has none, no tag of its repository gives one and "
+                                 f"the project no fallback; the build "
                                  f"gets {version} ({variable})")

@@ -16,7 +16,11 @@ from taskforge.languages.base import Language
 
 # name -> (module, class). The order is detection's: the first language whose `detect`
 # accepts a snapshot is its language.
+# JavaScript comes first but declines a tree with Python project files (pyproject.toml,
+# setup.py, setup.cfg): a polyglot repository with both is Python's, and a JavaScript package
+# with a stray script in Python is JavaScript's (Python would accept any .py file).
 _HOMES: dict[str, tuple[str, str]] = {
+    "javascript": ("taskforge.languages.javascript", "JavaScriptLanguage"),
     "python": ("taskforge.languages.python", "PythonLanguage"),
 }
 _LOADED: dict[str, Language] = {}

@@ -1,0 +1,19 @@
+"""The test runners taskforge runs for JavaScript, by the name `package.test_setup` detects."""
+
+from __future__ import annotations
+
+from taskforge.errors import UserError
+from taskforge.languages.javascript.runners.base import Report, TestRunner
+from taskforge.languages.javascript.runners.nodetest import NodeTestRunner
+
+RUNNERS: dict[str, type[TestRunner]] = {cls.name: cls for cls in (NodeTestRunner,)}
+
+
+def runner_named(name: str) -> TestRunner:
+    if name not in RUNNERS:
+        raise UserError(f"test runner {name!r}: taskforge does not run it yet "
+                        f"(it runs: {', '.join(RUNNERS)})")
+    return RUNNERS[name]()
+
+
+__all__ = ["RUNNERS", "Report", "TestRunner", "runner_named"]

@@ -163,7 +163,7 @@ class JavaScriptLanguage(Language):
     def grade_run(self, record: Mapping[str, Any], solution: Path, snapshot_root: Path,
                   env: Environment, sandbox: Sandbox, cache: Path, *, timeout: float,
                   checks: bool) -> GradedRun:
-        from taskforge.languages.javascript.grading import grade_run
+        from taskforge.languages.javascript.grading.run import grade_run
 
         return grade_run(record, solution, snapshot_root, env, sandbox, cache,
                          timeout=timeout, checks=checks)

@@ -79,11 +79,27 @@ def build_environment(snapshot: Snapshot, spec: EnvSpec, cache: Path,
                       lockfile: str | None = None) -> Environment:
     """The environment for `snapshot` (built once). `lockfile`: the resolved tree to install
     exactly (a record's, on another machine); else the project's own, else resolved here."""
-    lockfile = lockfile if lockfile is not None else project_lockfile(snapshot.root)
+    own = project_lockfile(snapshot.root)
+    if lockfile is not None and own is None:
+        # A record's lockfile that this machine resolved itself: the environment it was
+        # resolved in is the same tree.
+        resolved_here = _existing(cache, environment_key(snapshot.id, spec, None), spec)
+        if resolved_here is not None and resolved_lockfile(resolved_here) == lockfile:
+            return resolved_here
+    lockfile = lockfile if lockfile is not None else own
     key = environment_key(snapshot.id, spec, lockfile)
     final = cache / "envs" / key
     final.parent.mkdir(parents=True, exist_ok=True)
     build_once(final, lambda staging: _build(snapshot, spec, cache, staging, lockfile))
+    found = _existing(cache, key, spec)
+    assert found is not None
+    return found
+
+
+def _existing(cache: Path, key: str, spec: EnvSpec) -> Environment | None:
+    final = cache / "envs" / key
+    if not (final / "environment.json").is_file():
+        return None
     meta = read_json(final / "environment.json")
     return Environment(key=key, spec=spec, venv=final / "env", pythonpath=(),
                        frozen=tuple(meta["frozen"]), build_seconds=meta["build_seconds"],

@@ -1,0 +1,140 @@
+"""Canaries for JavaScript test files: tests whose true outcome the grader knows, planted in
+the grading copy afresh at every grading (the system's random source).
+
+Two of the test files holding the task's tests get, appended, a test that must pass and two
+that must fail (`assert.strictEqual` and `assert.deepStrictEqual` false at run time: a
+solution that patches node's assertions makes them pass), one of them inside a `describe`;
+a new test file beside them gets a pass and a fail. Names are made of the words of the file's
+own test names plus a random suffix, so a patch that knows the task's test ids cannot know
+these. They run in the same run as the task's tests (node's runner: one process per file);
+any canary reported otherwise than planted means the report cannot be trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskforge.languages.javascript.files import is_test_file
+from taskforge.languages.javascript.runners.base import file_of
+from taskforge.model import Finding, Outcome
+
+PLANTED_FILES = 2
+_TEST_NAME = re.compile(r"""\b(?:test|it|describe)(?:\.\w+)?\(\s*(['"`])(.+?)\1""")
+
+
+@dataclass(frozen=True)
+class Canary:
+    test_id: str
+    expected: Outcome  # "passed" or "failed"
+
+
+def _is_module(copy: Path, rel: str, source: str) -> bool:
+    """Whether the file is an ES module (else CommonJS: `require`, no `import`)."""
+    if rel.endswith((".mjs", ".mts", ".ts", ".tsx")):
+        return True
+    if rel.endswith((".cjs", ".cts")):
+        return False
+    if re.search(r"^\s*(?:import|export)\b", source, re.MULTILINE):
+        return True
+    if re.search(r"\brequire\(", source):
+        return False
+    try:
+        package = json.loads((copy / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(package, dict) and package.get("type") == "module"
+
+
+def _suffix(rng: random.Random) -> str:
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
+
+
+def _words(source: str, rel: str) -> list[str]:
+    words = {w.lower() for _q, name in _TEST_NAME.findall(source)
+             for w in re.findall(r"[A-Za-z]{3,}", name)}
+    return sorted(words) or [re.sub(r"\W+", "", Path(rel).name.split(".")[0]) or "case"]
+
+
+def _linked(root: Path, rel: str) -> bool:
+    parts = Path(rel).parts
+    return any(root.joinpath(*parts[:n]).is_symlink() for n in range(1, len(parts) + 1))
+
+
+def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
+           suite: bool) -> tuple[str, list[Canary]]:
+    def name() -> str:
+        return f"{' '.join(rng.sample(words, min(2, len(words))))} {_suffix(rng)}"
+
+    tag = _suffix(rng)
+    test, describe, assert_ = f"test_{tag}", f"describe_{tag}", f"assert_{tag}"
+    if module:
+        head = [f"import {{ test as {test}, describe as {describe} }} from 'node:test';",
+                f"import {assert_} from 'node:assert';"]
+    else:
+        head = [f"const {{ test: {test}, describe: {describe} }} = require('node:test');",
+                f"const {assert_} = require('node:assert');"]
+    a, b = rng.randrange(10, 10_000), rng.randrange(10, 10_000)
+    good, bad, worse = name(), name(), name()
+    lines = [*head,
+             f"{test}({json.dumps(good)}, () => {{ {assert_}.strictEqual({a} + {b}, {a + b}); }});",
+             f"{test}({json.dumps(bad)}, () => {{ "
+             f"{assert_}.strictEqual({b} * {a}, {a * b + rng.randrange(1, 97)}); }});"]
+    planted = [Canary(f"{rel}::{good}", "passed"), Canary(f"{rel}::{bad}", "failed")]
+    if suite:
+        group = name()
+        lines += [f"{describe}({json.dumps(group)}, () => {{",
+                  f"  {test}({json.dumps(worse)}, () => {{ {assert_}.deepStrictEqual("
+                  f"[{a}, {b}], [{b}, {a + rng.randrange(1, 97)}]); }});",
+                  "});"]
+        planted.append(Canary(f"{rel}::{group} > {worse}", "failed"))
+    return "\n".join(lines) + "\n", planted
+
+
+def plant_canaries(copy: Path, expected_ids: list[str],
+                   rng: random.Random | None = None) -> list[Canary]:
+    """Append canaries to test files of `copy` that hold `expected_ids` and add a new test
+    file beside them; return what was planted (nothing when no test file holds them)."""
+    rng = rng or secrets.SystemRandom()
+    files = sorted({file_of(t) for t in expected_ids})
+    files = [rel for rel in files if is_test_file(rel) and (copy / rel).is_file()
+             and not _linked(copy, rel) and rel.endswith((".js", ".mjs", ".cjs"))]
+    if not files:
+        return []
+    canaries: list[Canary] = []
+    for rel in rng.sample(files, min(PLANTED_FILES, len(files))):
+        path = copy / rel
+        source = path.read_text(encoding="utf-8", errors="replace")
+        block, planted = _block(rel, _words(source, rel), rng, _is_module(copy, rel, source),
+                                suite=True)
+        separator = "" if source.endswith("\n") or not source else "\n"
+        path.write_text(source + separator + "\n" + block, encoding="utf-8")
+        canaries += planted
+    beside = rng.choice(files)
+    source = (copy / beside).read_text(encoding="utf-8", errors="replace")
+    words = _words(source, beside)
+    extension = beside.rsplit(".", 1)[-1]
+    rel = (Path(beside).parent / f"{rng.choice(words)}-{_suffix(rng)}.test.{extension}").as_posix()
+    block, planted = _block(rel, words, rng, _is_module(copy, beside, source), suite=False)
+    (copy / rel).write_text(block, encoding="utf-8")
+    return canaries + planted
+
+
+def canary_findings(canaries: list[Canary], outcomes: dict[str, Outcome],
+                    broken: set[str]) -> list[Finding]:
+    """A canary reported otherwise than planted disqualifies; the canaries of a file that
+    failed to load (`broken`: a wrong solution) are left out."""
+    findings = []
+    for canary in canaries:
+        if file_of(canary.test_id) in broken:
+            continue
+        got = outcomes.get(canary.test_id)
+        if got != canary.expected:
+            how = f"reported {got}" if got and got != "error" else "not reported"
+            findings.append(Finding(f"canary {canary.test_id} expected {canary.expected}, {how}",
+                                    True))
+    return findings

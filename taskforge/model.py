@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-SourceKind = Literal["path", "git", "pypi"]
+SourceKind = Literal["path", "git", "pypi", "npm"]
 Outcome = Literal["passed", "failed", "error", "skipped"]
 
 
@@ -24,8 +24,8 @@ class SourceSpec:
     origin: str | None = field(default=None, compare=False)
 
     def describe(self) -> str:
-        if self.kind == "pypi":
-            return f"pypi:{self.location}"
+        if self.kind in ("pypi", "npm"):
+            return f"{self.kind}:{self.location}"
         if self.kind == "git" and self.ref:
             return f"{self.location}@{self.ref}"
         return self.location

@@ -1,4 +1,5 @@
-"""Sources: a local path, a git URL at a ref, or a pinned PyPI sdist, each becomes a Snapshot."""
+"""Sources: a local path, a git URL at a ref, a pinned PyPI sdist or a pinned npm package,
+each becomes a Snapshot."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from taskforge.errors import UserError
 from taskforge.model import Snapshot, SourceSpec
 from taskforge.sources.git import ingest_git
 from taskforge.sources.local import ingest_path
+from taskforge.sources.npm import ingest_npm
 from taskforge.sources.pypi import ingest_pypi
 from taskforge.sources.store import read_notes
 
@@ -18,6 +20,8 @@ def ingest_source(spec: SourceSpec, cache: Path, base_dir: Path,
     and on a snapshot larger than `max_mb` megabytes."""
     if spec.kind == "pypi":
         snapshot = ingest_pypi(spec.location, cache)
+    elif spec.kind == "npm":
+        snapshot = ingest_npm(spec.location, cache)
     elif spec.kind == "git":
         snapshot = ingest_git(spec.location, spec.ref, cache)
     else:

@@ -70,7 +70,7 @@ class JavaScriptLanguage(Language):
     def _spec(spec: SourceSpec, snapshot: Snapshot) -> EnvSpec:
         from taskforge.errors import UserError
         from taskforge.languages.javascript.env import node_version
-        from taskforge.languages.javascript.package import test_setup
+        from taskforge.languages.javascript.package import runner_setup
         from taskforge.languages.javascript.runners import runner_named
 
         if spec.test_command:
@@ -78,7 +78,7 @@ class JavaScriptLanguage(Language):
             runner_named(words[0])  # a UserError names the runners there are
             command, decision = tuple(words), "test_command from the recipe"
         else:
-            setup = test_setup(snapshot.root)
+            setup = runner_setup(snapshot.root)
             if setup is None:
                 raise UserError(f"{snapshot.source}: no test runner found in package.json")
             runner_named(setup.runner)

@@ -45,7 +45,7 @@ def declared(package: dict[str, Any]) -> set[str]:
 
 
 @dataclass(frozen=True)
-class TestSetup:
+class RunnerSetup:
     """How a project's tests run: the runner, the positional arguments its `test` script
     gives it (files, directories, globs), and why taskforge chose it."""
 
@@ -83,7 +83,7 @@ def _positional(words: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def test_setup(root: Path) -> TestSetup | None:
+def runner_setup(root: Path) -> RunnerSetup | None:
     """The runner of the project at `root` (None without a package.json): whether taskforge
     runs it is `runners.runner_named`'s answer.
 
@@ -95,19 +95,19 @@ def test_setup(root: Path) -> TestSetup | None:
     for i, word in enumerate(words):
         name = Path(word).name
         if name == "node" and "--test" in words[i + 1:]:
-            return TestSetup("node-test", _positional(words[i + 1:]),
+            return RunnerSetup("node-test", _positional(words[i + 1:]),
                              "scripts.test runs node --test")
         if name in ("mocha", "_mocha", "vitest", *KNOWN):
             rest = [w for w in words[i + 1:] if w not in ("run", "--run")]
-            return TestSetup("mocha" if "mocha" in name else name, _positional(rest),
+            return RunnerSetup("mocha" if "mocha" in name else name, _positional(rest),
                              f"scripts.test runs {name}")
     for runner, files in CONFIG_FILES.items():
         if any((root / f).is_file() for f in files):
-            return TestSetup(runner, (), f"{runner} configuration file")
+            return RunnerSetup(runner, (), f"{runner} configuration file")
     deps = declared(package)
     for runner in ("vitest", "mocha", *KNOWN):
         if runner in deps:
-            return TestSetup(runner, (), f"{runner} among the dependencies")
+            return RunnerSetup(runner, (), f"{runner} among the dependencies")
     if (root / "package.json").is_file():
-        return TestSetup("node-test", (), "no runner declared: node's built-in runner")
+        return RunnerSetup("node-test", (), "no runner declared: node's built-in runner")
     return None

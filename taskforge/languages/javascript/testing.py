@@ -21,7 +21,7 @@ from taskforge.errors import UserError
 from taskforge.languages.base import import_errors_line
 from taskforge.languages.javascript.env import node_binary
 from taskforge.languages.javascript.files import is_test_file
-from taskforge.languages.javascript.runners import Report, TestRunner, runner_named
+from taskforge.languages.javascript.runners import JsTestRunner, Report, runner_named
 from taskforge.languages.javascript.runners.base import SUPPORT, file_of
 from taskforge.leftovers import owned
 from taskforge.model import Baseline, Environment, Snapshot, TestRun
@@ -34,7 +34,7 @@ FORMAT = 1
 TestMap = dict[str, dict[int, set[int]]]
 
 
-def runner_of(env: Environment) -> tuple[TestRunner, tuple[str, ...]]:
+def runner_of(env: Environment) -> tuple[JsTestRunner, tuple[str, ...]]:
     """The environment's runner and the arguments its test script gives it: the record's
     `test_command` is `<runner> [args...]`."""
     name, *args = env.spec.test_command

@@ -1,19 +1,19 @@
-"""The test runners taskforge runs for JavaScript, by the name `package.test_setup` detects."""
+"""The test runners taskforge runs for JavaScript, by the name `package.runner_setup` detects."""
 
 from __future__ import annotations
 
 from taskforge.errors import UserError
-from taskforge.languages.javascript.runners.base import Report, TestRunner
+from taskforge.languages.javascript.runners.base import JsTestRunner, Report
 from taskforge.languages.javascript.runners.nodetest import NodeTestRunner
 
-RUNNERS: dict[str, type[TestRunner]] = {cls.name: cls for cls in (NodeTestRunner,)}
+RUNNERS: dict[str, type[JsTestRunner]] = {cls.name: cls for cls in (NodeTestRunner,)}
 
 
-def runner_named(name: str) -> TestRunner:
+def runner_named(name: str) -> JsTestRunner:
     if name not in RUNNERS:
         raise UserError(f"test runner {name!r}: taskforge does not run it yet "
                         f"(it runs: {', '.join(RUNNERS)})")
     return RUNNERS[name]()
 
 
-__all__ = ["RUNNERS", "Report", "TestRunner", "runner_named"]
+__all__ = ["RUNNERS", "JsTestRunner", "Report", "runner_named"]

@@ -34,7 +34,7 @@ def file_of(test_id: str) -> str:
     return test_id.split("::", 1)[0]
 
 
-class TestRunner(abc.ABC):
+class JsTestRunner(abc.ABC):
     name: ClassVar[str]
     #: Whether `argv(coverage=...)` records per-test coverage (else the whole-suite protocol).
     per_test_coverage: ClassVar[bool] = False

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from taskforge.languages.javascript.runners.base import SUPPORT, Report, TestRunner, unique_id
+from taskforge.languages.javascript.runners.base import SUPPORT, JsTestRunner, Report, unique_id
 
 REPORTER = SUPPORT / "taskforge-node-reporter.mjs"
 COVERAGE = SUPPORT / "taskforge-node-coverage.mjs"
@@ -48,7 +48,7 @@ def _walk(root: Path, base: Path) -> list[str]:
     return found
 
 
-class NodeTestRunner(TestRunner):
+class NodeTestRunner(JsTestRunner):
     name = "node-test"
     per_test_coverage = True
 

@@ -11,7 +11,7 @@ from conftest import make_project
 from test_sandbox import require
 
 from taskforge.languages import language_named
-from taskforge.languages.javascript.testing import run_baseline, run_tests
+from taskforge.languages.javascript.testing import run_baseline
 from taskforge.model import Environment, Snapshot, SourceSpec
 
 pytestmark = pytest.mark.slow

@@ -1,10 +1,11 @@
 """Canaries for JavaScript test files: tests whose true outcome the grader knows, planted in
 the grading copy afresh at every grading (the system's random source).
 
-Two of the test files holding the task's tests get, appended, a test that must pass and two
-that must fail (`assert.strictEqual` and `assert.deepStrictEqual` false at run time: a
-solution that patches node's assertions makes them pass), one of them inside a `describe`;
-a new test file beside them gets a pass and a fail. Names are made of the words of the file's
+Every test file holding the task's tests gets, appended (node's runner runs each file in a
+process of its own, so tampering shows only in its own file's canaries), a test that must pass, one
+that must fail, and a `describe` of tests that must fail, one per assertion of node:assert
+and node:assert/strict (a solution that turns an assertion into a no-op makes its canary
+pass); a new test file beside them gets a pass and a fail. Names are made of the words of the file's
 own test names plus a random suffix, so a patch that knows the task's test ids cannot know
 these. They run in the same run as the task's tests (node's runner: one process per file);
 any canary reported otherwise than planted means the report cannot be trusted.
@@ -23,7 +24,6 @@ from taskforge.languages.javascript.files import is_test_file
 from taskforge.languages.javascript.runners.base import file_of
 from taskforge.model import Finding, Outcome
 
-PLANTED_FILES = 2
 _TEST_NAME = re.compile(r"""\b(?:test|it|describe)(?:\.\w+)?\(\s*(['"`])(.+?)\1""")
 
 
@@ -65,6 +65,15 @@ def _linked(root: Path, rel: str) -> bool:
     return any(root.joinpath(*parts[:n]).is_symlink() for n in range(1, len(parts) + 1))
 
 
+# The assertions a failing canary calls, each on its own: a solution that turns one of them
+# into a no-op (node:assert's functions are plain, writable properties, and `node:assert/strict`
+# is `assert.strict`) makes that canary pass.
+ASSERTIONS = ("strict.equal({a}, {c})", "strict.deepEqual([{a}], [{c}])", "strict.ok({a} === {c})",
+              "strict.notEqual({a}, {a})", "strict.throws(() => {a})", "strict.match('{a}', /^{c}$/)",
+              "strictEqual({a}, {c})", "deepStrictEqual([{a}], [{c}])", "equal({a}, {c})",
+              "deepEqual({{ n: {a} }}, {{ n: {c} }})", "ok({a} === {c})", "throws(() => {a})")
+
+
 def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
            suite: bool) -> tuple[str, list[Canary]]:
     def name() -> str:
@@ -79,7 +88,7 @@ def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
         head = [f"const {{ test: {test}, describe: {describe} }} = require('node:test');",
                 f"const {assert_} = require('node:assert');"]
     a, b = rng.randrange(10, 10_000), rng.randrange(10, 10_000)
-    good, bad, worse = name(), name(), name()
+    good, bad = name(), name()
     lines = [*head,
              f"{test}({json.dumps(good)}, () => {{ {assert_}.strictEqual({a} + {b}, {a + b}); }});",
              f"{test}({json.dumps(bad)}, () => {{ "
@@ -87,11 +96,14 @@ def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
     planted = [Canary(f"{rel}::{good}", "passed"), Canary(f"{rel}::{bad}", "failed")]
     if suite:
         group = name()
-        lines += [f"{describe}({json.dumps(group)}, () => {{",
-                  f"  {test}({json.dumps(worse)}, () => {{ {assert_}.deepStrictEqual("
-                  f"[{a}, {b}], [{b}, {a + rng.randrange(1, 97)}]); }});",
-                  "});"]
-        planted.append(Canary(f"{rel}::{group} > {worse}", "failed"))
+        lines.append(f"{describe}({json.dumps(group)}, () => {{")
+        for check in ASSERTIONS:
+            wrong = name()
+            x = rng.randrange(10, 10_000)
+            call = check.format(a=x, c=x + rng.randrange(1, 97))
+            lines.append(f"  {test}({json.dumps(wrong)}, () => {{ {assert_}.{call}; }});")
+            planted.append(Canary(f"{rel}::{group} > {wrong}", "failed"))
+        lines.append("});")
     return "\n".join(lines) + "\n", planted
 
 
@@ -106,7 +118,9 @@ def plant_canaries(copy: Path, expected_ids: list[str],
     if not files:
         return []
     canaries: list[Canary] = []
-    for rel in rng.sample(files, min(PLANTED_FILES, len(files))):
+    # Every file: node's runner gives each test file a process of its own, and what a
+    # solution does in one process shows only in the canaries of that file.
+    for rel in files:
         path = copy / rel
         source = path.read_text(encoding="utf-8", errors="replace")
         block, planted = _block(rel, _words(source, rel), rng, _is_module(copy, rel, source),

@@ -68,13 +68,14 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
               select: Iterable[str] | None = None, reverse: bool = False,
               coverage_dir: Path | None = None, test_timeout: float | None = None,
               collect_only: bool = False, extra_env: Mapping[str, str] | None = None,
-              writable: tuple[Path, ...] = (), report_into: Path | None = None
-              ) -> tuple[TestRun, Report]:
-    """Run the suite (or only `select`) in `workspace`. `coverage_dir`: per-test coverage is
-    written there (runners that can). `report_into`: keep the raw report there."""
+              writable: tuple[Path, ...] = (), report_into: Path | None = None,
+              files: list[str] | None = None) -> tuple[TestRun, Report]:
+    """Run the suite (or only `select`, or only `files`) in `workspace`. `coverage_dir`:
+    per-test coverage is written there (runners that can). `report_into`: keep the raw
+    report there."""
     runner, args = runner_of(env)
     chosen = sorted(set(select)) if select is not None else None
-    files = runner.test_files(workspace, args)
+    files = runner.test_files(workspace, args) if files is None else files
     if chosen is not None:
         wanted = {file_of(t) for t in chosen}
         files = [f for f in files if f in wanted] + sorted(wanted - set(files) - {""})
@@ -84,10 +85,12 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         report = results / "report.jsonl"
         home = results / "home"
         home.mkdir()
-        env_vars = {**variables(workspace, home), **(extra_env or {})}
+        env_vars = {**variables(workspace, home), **runner.report_variables(report),
+                    **(extra_env or {})}
         if coverage_dir is not None:
             env_vars["TASKFORGE_COVERAGE_DIR"] = str(coverage_dir)
-        argv = runner.argv(files, report=report, select=chosen, coverage=coverage_dir is not None,
+        argv = runner.argv(files, workspace=workspace, report=report, select=chosen,
+                           coverage=coverage_dir is not None,
                            reverse=reverse, test_timeout=test_timeout, collect_only=collect_only)
         mounts = Mounts(readonly=(env.venv, SUPPORT, node_binary()),
                         writable=(results, *writable,
@@ -121,6 +124,16 @@ def collected_ids(env: Environment, workspace: Path, sandbox: Sandbox, *,
     run, parsed = run_tests(env, workspace, sandbox, timeout=timeout, collect_only=True)
     if run.timed_out:
         return {"<no collection>"}
+    runner, args = runner_of(env)
+    if runner.loads_all_or_nothing and not parsed.finished:
+        # One file that fails to load stopped the whole run: each file alone tells which.
+        found: set[str] = set()
+        for file in runner.test_files(workspace, args):
+            alone, report = run_tests(env, workspace, sandbox, timeout=timeout,
+                                      collect_only=True, files=[file])
+            found |= set(report.outcomes) if report.finished and not alone.timed_out \
+                else {f"<collect-error>::{file}"}
+        return found
     return set(parsed.outcomes) | {f"<collect-error>::{f}" for f in parsed.collection_errors}
 
 

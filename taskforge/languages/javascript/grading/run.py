@@ -40,7 +40,7 @@ def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, en
         tampered += restore_protected(copy, snapshot_root, set(_snapshot_files(snapshot_root)),
                                       tree_files(copy),
                                       hidden=created_files(record.get("test_patch", "")))
-        canaries = plant_canaries(copy, expected) if checks else []
+        canaries = plant_canaries(copy, expected, env.spec.test_command[0]) if checks else []
         run, _report = run_tests(env, copy, sandbox, timeout=timeout,
                                  select=expected + [c.test_id for c in canaries])
     findings = canary_findings(canaries, run.outcomes, set(run.collection_errors)) \

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from taskforge.errors import UserError
 from taskforge.languages.javascript.runners.base import JsTestRunner, Report
+from taskforge.languages.javascript.runners.mocha import MochaRunner
 from taskforge.languages.javascript.runners.nodetest import NodeTestRunner
 
-RUNNERS: dict[str, type[JsTestRunner]] = {cls.name: cls for cls in (NodeTestRunner,)}
+RUNNERS: dict[str, type[JsTestRunner]] = {cls.name: cls for cls in (NodeTestRunner, MochaRunner)}
 
 
 def runner_named(name: str) -> JsTestRunner:

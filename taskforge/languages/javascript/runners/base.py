@@ -22,6 +22,7 @@ class Report:
     collection_errors: dict[str, str] = field(default_factory=dict)  # test file -> error
     coverage_keys: dict[str, str] = field(default_factory=dict)  # coverage key -> test id
     seconds: float = 0.0  # the tests' own time, summed
+    finished: bool = False  # the runner reported the end of its run (those that do)
 
 
 def unique_id(seen: dict[str, int], test_id: str) -> str:
@@ -36,19 +37,26 @@ def file_of(test_id: str) -> str:
 
 class JsTestRunner(abc.ABC):
     name: ClassVar[str]
-    #: Whether `argv(coverage=...)` records per-test coverage (else the whole-suite protocol).
+    #: Whether `argv(coverage=...)` records per-test coverage.
     per_test_coverage: ClassVar[bool] = False
+    #: Whether one test file that fails to load stops the whole run (mocha: one process).
+    loads_all_or_nothing: ClassVar[bool] = False
+
+    def report_variables(self, report: Path) -> dict[str, str]:
+        """Environment variables that tell the runner's reporter where to write."""
+        return {}
 
     @abc.abstractmethod
     def test_files(self, root: Path, args: Sequence[str]) -> list[str]:
         """The test files (relative, posix, sorted) the runner runs for these arguments."""
 
     @abc.abstractmethod
-    def argv(self, files: Sequence[str], *, report: Path, select: Sequence[str] | None,
-             coverage: bool, reverse: bool, test_timeout: float | None,
-             collect_only: bool) -> list[str]:
-        """The command that runs `files` (all of their tests, or those named in `select`)
-        and writes its machine-readable report to `report`."""
+    def argv(self, files: Sequence[str], *, workspace: Path, report: Path,
+             select: Sequence[str] | None, coverage: bool, reverse: bool,
+             test_timeout: float | None, collect_only: bool) -> list[str]:
+        """The command that runs `files` in `workspace` (all of their tests, or those named
+        in `select`) and writes its machine-readable report to `report` (files the command
+        needs besides may be written beside it)."""
 
     @abc.abstractmethod
     def read_report(self, report: Path, workspace: Path) -> Report:

@@ -67,9 +67,9 @@ class NodeTestRunner(JsTestRunner):
                           if p.is_file() and "node_modules" not in p.parts}
         return sorted(found)
 
-    def argv(self, files: Sequence[str], *, report: Path, select: Sequence[str] | None,
-             coverage: bool, reverse: bool, test_timeout: float | None,
-             collect_only: bool) -> list[str]:
+    def argv(self, files: Sequence[str], *, workspace: Path, report: Path,
+             select: Sequence[str] | None, coverage: bool, reverse: bool,
+             test_timeout: float | None, collect_only: bool) -> list[str]:
         argv = ["node"]
         if coverage:
             argv += ["--import", COVERAGE.as_uri()]

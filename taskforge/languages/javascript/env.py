@@ -15,8 +15,10 @@ for a project that needs one.
 
 The environment directory (`Environment.venv`, a name from Python: here it is not a virtual
 environment) holds `node_modules`, `package.json` and the lockfile. Test runs see it through a
-`node_modules` symlink in the workspace (ES modules resolve packages from the importing file's
-directory upward, so NODE_PATH would not do) and run offline.
+`node_modules` directory of links in the workspace, one per package (ES modules resolve
+packages from the importing file's directory upward, so NODE_PATH would not do; a directory
+and not one link, because tools write under node_modules: testing.linked_modules), and run
+offline.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Run a JavaScript project's tests in a workspace through a sandbox; the baseline with
 per-test coverage.
 
-Every run: the workspace gets a `node_modules` symlink to the environment's (removed after
-the run when it was not there before), the runner writes its machine-readable report outside
+Every run: the workspace gets a `node_modules` of links to the environment's packages
+(removed after the run), the runner writes its machine-readable report outside
 the workspace, and results come only from that report. A selected id that did not report
 failed.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
@@ -20,7 +21,7 @@ from taskforge.cache import digest, read_json, write_json
 from taskforge.errors import UserError
 from taskforge.languages.base import import_errors_line
 from taskforge.languages.javascript.env import node_binary
-from taskforge.languages.javascript.files import is_test_file
+from taskforge.languages.javascript.files import is_source, is_test_file
 from taskforge.languages.javascript.runners import JsTestRunner, Report, runner_named
 from taskforge.languages.javascript.runners.base import SUPPORT, file_of
 from taskforge.leftovers import owned
@@ -43,18 +44,23 @@ def runner_of(env: Environment) -> tuple[JsTestRunner, tuple[str, ...]]:
 
 @contextlib.contextmanager
 def linked_modules(workspace: Path, env: Environment) -> Iterator[None]:
-    """`workspace/node_modules` -> the environment's, for one run (left alone when the
-    workspace has its own)."""
-    link = workspace / "node_modules"
-    made = False
-    if not link.exists() and not link.is_symlink():
-        link.symlink_to(env.venv / "node_modules", target_is_directory=True)
-        made = True
+    """`workspace/node_modules`, for one run: a directory of links to each of the
+    environment's packages (`.bin` included), removed afterwards with whatever the run wrote
+    there. A directory, not one link: tools write their caches and temporary files under
+    node_modules (vite's `.vite-temp`, `.vite`), and the environment is read-only. A workspace
+    with a node_modules of its own keeps it."""
+    here = workspace / "node_modules"
+    if here.exists() or here.is_symlink():
+        yield
+        return
+    here.mkdir()
     try:
+        source = env.venv / "node_modules"
+        for entry in sorted(source.iterdir()) if source.is_dir() else ():
+            (here / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
         yield
     finally:
-        if made and link.is_symlink():
-            link.unlink()
+        shutil.rmtree(here, ignore_errors=True)
 
 
 def variables(workspace: Path, home: Path) -> dict[str, str]:
@@ -75,11 +81,12 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
     report there."""
     runner, args = runner_of(env)
     chosen = sorted(set(select)) if select is not None else None
-    files = runner.test_files(workspace, args) if files is None else files
+    listed = runner.test_files(workspace, args) if files is None else files
     if chosen is not None:
         wanted = {file_of(t) for t in chosen}
-        files = [f for f in files if f in wanted] + sorted(wanted - set(files) - {""})
-        files = [f for f in files if (workspace / f).is_file()]
+        listed = [f for f in listed or () if f in wanted] + sorted(wanted - set(listed or ()))
+        listed = [f for f in listed if f and (workspace / f).is_file()]
+    # None: the runner finds its files itself (nothing was selected)
     with tempfile.TemporaryDirectory(prefix=owned("taskforge-run-")) as scratch:
         results = Path(scratch)
         report = results / "report.jsonl"
@@ -89,13 +96,13 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
                     **(extra_env or {})}
         if coverage_dir is not None:
             env_vars["TASKFORGE_COVERAGE_DIR"] = str(coverage_dir)
-        argv = runner.argv(files, workspace=workspace, report=report, select=chosen,
+        argv = runner.argv(listed or [], workspace=workspace, report=report, select=chosen,
                            coverage=coverage_dir is not None,
                            reverse=reverse, test_timeout=test_timeout, collect_only=collect_only)
         mounts = Mounts(readonly=(env.venv, SUPPORT, node_binary()),
                         writable=(results, *writable,
                                   *((coverage_dir,) if coverage_dir is not None else ())))
-        if files:
+        if listed is None or listed:
             with linked_modules(workspace, env):
                 result = sandbox.exec(argv, workspace=workspace, env=env_vars, timeout=timeout,
                                       mounts=mounts)
@@ -128,7 +135,7 @@ def collected_ids(env: Environment, workspace: Path, sandbox: Sandbox, *,
     if runner.loads_all_or_nothing and not parsed.finished:
         # One file that fails to load stopped the whole run: each file alone tells which.
         found: set[str] = set()
-        for file in runner.test_files(workspace, args):
+        for file in runner.test_files(workspace, args) or ():
             alone, report = run_tests(env, workspace, sandbox, timeout=timeout,
                                       collect_only=True, files=[file])
             found |= set(report.outcomes) if report.finished and not alone.timed_out \
@@ -163,8 +170,9 @@ def cached_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cach
 
 def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
                  repeats: int, timeout: float, test_timeout: float) -> Baseline:
-    """The suite `max(2, repeats)` times, the second in reverse file order; the first two
-    record per-test coverage when the runner can, merged."""
+    """The suite `max(2, repeats)` times, the second in reverse file order (runners that
+    can); the first two record per-test coverage when the runner can, merged, else the
+    whole-suite protocol stands in (`whole_suite_map`)."""
     cached = cached_baseline(snapshot, env, sandbox, cache, repeats=repeats,
                              test_timeout=test_timeout)
     if cached is not None:
@@ -203,6 +211,8 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
         raise UserError(f"{snapshot.source}: no test passes in the baseline ({len(tests)} "
                         f"found, {len(failing)} failing, {len(flaky)} flaky)"
                         + (f"; {import_errors_line(broken)}" if broken else _hint(runs)))
+    if not runner.per_test_coverage:
+        test_map = whole_suite_map(snapshot.root, tests)
     coverage_out = {p: {ln: tuple(sorted(ids)) for ln, ids in sorted(lines.items())}
                     for p, lines in sorted(test_map.items())}
     baseline = Baseline(key=key, tests=tests, stable=stable, flaky=flaky, failing=failing,
@@ -210,10 +220,25 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
                         durations={t: round(max(r.durations.get(t, 0.0) for r in runs), 4)
                                    for t in tests},
                         coverage=coverage_out,
-                        tracer="v8",
+                        tracer="v8" if runner.per_test_coverage else "whole-suite",
                         collection_errors=broken)
     write_json(_path(cache, key), _dump(baseline))
     return baseline
+
+
+def whole_suite_map(root: Path, tests: tuple[str, ...]) -> TestMap:
+    """The whole-suite protocol for a runner without per-test coverage: every test covers
+    every line of every source file (tests, dependencies and hidden directories aside)."""
+    everyone = set(range(len(tests)))
+    test_map: TestMap = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(p == "node_modules" or p.startswith(".") for p in rel.parts) or \
+                not path.is_file() or not is_source(rel.as_posix()) or is_test_file(rel.as_posix()):
+            continue
+        lines = path.read_bytes().count(b"\n") + 1
+        test_map[rel.as_posix()] = {line: everyone for line in range(1, lines + 1)}
+    return test_map
 
 
 def _read_coverage(directory: Path, keys: Mapping[str, str], tests: tuple[str, ...],

@@ -2,15 +2,15 @@
 the grading copy afresh at every grading (the system's random source).
 
 Every test file holding the task's tests gets, appended (node's runner runs each file in a
-process of its own, so tampering shows only in its own file's canaries), a test that must pass, one
-that must fail, and a `describe` of tests that must fail, one per assertion of node:assert
+process of its own, so tampering shows only in that file's canaries), a test that must pass,
+one that must fail, and a `describe` of tests that must fail, one per assertion of node:assert
 and node:assert/strict (a solution that turns an assertion into a no-op makes its canary
-pass); a new test file beside them gets a pass and a fail. With node's runner the tests are
-imported from node:test; with mocha they are its interface's globals (`it`/`describe`, or
-`test`/`suite` for `ui: tdd`; another interface gets no canaries). Names are made of the words of the file's
-own test names plus a random suffix, so a patch that knows the task's test ids cannot know
-these. They run in the same run as the task's tests (node's runner: one process per file);
-any canary reported otherwise than planted means the report cannot be trusted.
+pass); a new test file beside them gets a pass and a fail. `test` and `describe` come from
+node:test with node's runner, from vitest with vitest, and are the interface's globals with
+mocha (`it`/`describe`, or `test`/`suite` for `ui: tdd`; another interface gets no canaries).
+Names are made of the words of the file's own test names plus a random suffix, so a patch
+that knows the task's test ids cannot know these. They run in the same run as the task's
+tests; any canary reported otherwise than planted means the report cannot be trusted.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from taskforge.languages.javascript.files import is_test_file
 from taskforge.languages.javascript.runners.base import file_of
 from taskforge.model import Finding, Outcome
 
+# The test files canaries go in: JavaScript, and for vitest (which compiles them) TypeScript.
+SCRIPTS = ((".js", ".mjs", ".cjs"), (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"))
 _TEST_NAME = re.compile(r"""\b(?:test|it|describe)(?:\.\w+)?\(\s*(['"`])(.+?)\1""")
 
 
@@ -77,7 +79,8 @@ ASSERTIONS = ("strict.equal({a}, {c})", "strict.deepEqual([{a}], [{c}])", "stric
 
 
 def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
-           suite: bool, globals_: tuple[str, str] | None = None) -> tuple[str, list[Canary]]:
+           suite: bool, origin: str | tuple[str, str] = "node:test"
+           ) -> tuple[str, list[Canary]]:
     def name() -> str:
         return f"{' '.join(rng.sample(words, min(2, len(words))))} {_suffix(rng)}"
 
@@ -85,13 +88,13 @@ def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
     assert_ = f"assert_{tag}"
     head = [f"import {assert_} from 'node:assert';" if module
             else f"const {assert_} = require('node:assert');"]
-    if globals_ is not None:  # mocha: the interface's globals
-        test, describe = globals_
-    else:  # node's runner
+    if isinstance(origin, tuple):  # mocha: the interface's globals
+        test, describe = origin
+    else:  # node's runner (node:test) or vitest
         test, describe = f"test_{tag}", f"describe_{tag}"
-        head.insert(0, f"import {{ test as {test}, describe as {describe} }} from 'node:test';"
+        head.insert(0, f"import {{ test as {test}, describe as {describe} }} from '{origin}';"
                     if module else
-                    f"const {{ test: {test}, describe: {describe} }} = require('node:test');")
+                    f"const {{ test: {test}, describe: {describe} }} = require('{origin}');")
     a, b = rng.randrange(10, 10_000), rng.randrange(10, 10_000)
     good, bad = name(), name()
     lines = [*head,
@@ -112,12 +115,14 @@ def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
     return "\n".join(lines) + "\n", planted
 
 
-def _interface(copy: Path, runner: str) -> tuple[str, str] | bool | None:
-    """How a canary declares tests: None for node's runner (imported from node:test), the
-    (test, suite) globals of mocha's interface, False when canaries cannot be planted (an
-    interface without both, or a runner they are not written for)."""
+def _interface(copy: Path, runner: str) -> str | tuple[str, str] | None:
+    """Where a canary takes `test` and `describe` from: a module (node:test, vitest), mocha's
+    interface globals (`it`/`describe`, `test`/`suite` for `ui: tdd`), or None when canaries
+    cannot be planted (another interface, another runner)."""
     if runner == "node-test":
-        return None
+        return "node:test"
+    if runner == "vitest":
+        return "vitest"
     if runner == "mocha":
         ui = "bdd"
         for name in (".mocharc.yml", ".mocharc.yaml", ".mocharc.json", ".mocharc.jsonc",
@@ -127,8 +132,8 @@ def _interface(copy: Path, runner: str) -> tuple[str, str] | bool | None:
             if found:
                 ui = found.group(1)
                 break
-        return {"bdd": ("it", "describe"), "tdd": ("test", "suite")}.get(ui, False)
-    return False
+        return {"bdd": ("it", "describe"), "tdd": ("test", "suite")}.get(ui)
+    return None
 
 
 def plant_canaries(copy: Path, expected_ids: list[str], runner: str = "node-test",
@@ -137,13 +142,12 @@ def plant_canaries(copy: Path, expected_ids: list[str], runner: str = "node-test
     file beside them; return what was planted (nothing when no test file holds them, or the
     runner's interface is not one canaries are written for)."""
     rng = rng or secrets.SystemRandom()
-    interface = _interface(copy, runner)
-    if interface is False:
+    origin = _interface(copy, runner)
+    if origin is None:
         return []
-    globals_ = interface if isinstance(interface, tuple) else None
     files = sorted({file_of(t) for t in expected_ids})
     files = [rel for rel in files if is_test_file(rel) and (copy / rel).is_file()
-             and not _linked(copy, rel) and rel.endswith((".js", ".mjs", ".cjs"))]
+             and not _linked(copy, rel) and rel.endswith(SCRIPTS[runner == "vitest"])]
     if not files:
         return []
     canaries: list[Canary] = []
@@ -153,7 +157,7 @@ def plant_canaries(copy: Path, expected_ids: list[str], runner: str = "node-test
         path = copy / rel
         source = path.read_text(encoding="utf-8", errors="replace")
         block, planted = _block(rel, _words(source, rel), rng, _is_module(copy, rel, source),
-                                suite=True, globals_=globals_)
+                                suite=True, origin=origin)
         separator = "" if source.endswith("\n") or not source else "\n"
         path.write_text(source + separator + "\n" + block, encoding="utf-8")
         canaries += planted
@@ -163,7 +167,7 @@ def plant_canaries(copy: Path, expected_ids: list[str], runner: str = "node-test
     extension = beside.rsplit(".", 1)[-1]
     rel = (Path(beside).parent / f"{rng.choice(words)}-{_suffix(rng)}.test.{extension}").as_posix()
     block, planted = _block(rel, words, rng, _is_module(copy, beside, source), suite=False,
-                            globals_=globals_)
+                            origin=origin)
     (copy / rel).write_text(block, encoding="utf-8")
     return canaries + planted
 

@@ -6,8 +6,10 @@ from taskforge.errors import UserError
 from taskforge.languages.javascript.runners.base import JsTestRunner, Report
 from taskforge.languages.javascript.runners.mocha import MochaRunner
 from taskforge.languages.javascript.runners.nodetest import NodeTestRunner
+from taskforge.languages.javascript.runners.vitest import VitestRunner
 
-RUNNERS: dict[str, type[JsTestRunner]] = {cls.name: cls for cls in (NodeTestRunner, MochaRunner)}
+RUNNERS: dict[str, type[JsTestRunner]] = {cls.name: cls for cls in (
+    NodeTestRunner, MochaRunner, VitestRunner)}
 
 
 def runner_named(name: str) -> JsTestRunner:

@@ -47,8 +47,9 @@ class JsTestRunner(abc.ABC):
         return {}
 
     @abc.abstractmethod
-    def test_files(self, root: Path, args: Sequence[str]) -> list[str]:
-        """The test files (relative, posix, sorted) the runner runs for these arguments."""
+    def test_files(self, root: Path, args: Sequence[str]) -> list[str] | None:
+        """The test files (relative, posix, sorted) the runner runs for these arguments, or
+        None when the runner finds them itself (from its configuration)."""
 
     @abc.abstractmethod
     def argv(self, files: Sequence[str], *, workspace: Path, report: Path,

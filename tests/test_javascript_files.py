@@ -56,6 +56,12 @@ def test_detection_order_and_polyglot_trees(tmp_path: Path) -> None:
         "index.js": "", "setup.py": ""}, name="bare")
     assert detect_language(bare, "bare").name == "python"
     assert detect_language(REPO_ROOT / "sample_repos" / "jsdemo", "jsdemo").name == "javascript"
+    # TypeScript: the same language's answers under its own name (a tsconfig.json or .ts files)
+    assert detect_language(REPO_ROOT / "sample_repos" / "tsdemo", "tsdemo").name == "typescript"
+    typed = make_project(tmp_path, {"package.json": '{"scripts": {"test": "vitest run"}}',
+                                    "src/a.ts": "export const a: number = 1;\n",
+                                    "src/types.d.ts": ""}, name="typed")
+    assert detect_language(typed, "typed").name == "typescript"
 
 
 @pytest.mark.parametrize(("package", "files", "runner", "args"), [

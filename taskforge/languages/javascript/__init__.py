@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from taskforge.languages.base import GradedRun, Language, Prepared
-from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_protected, is_test_file
+from taskforge.languages.javascript.files import (
+    SOURCE_SUFFIXES,
+    TYPESCRIPT_SUFFIXES,
+    is_protected,
+    is_test_file,
+)
 from taskforge.languages.strategy import Project, Strategy
 from taskforge.model import Baseline, Environment, EnvSpec, Snapshot, SourceSpec, TestRun
 from taskforge.sandbox import Sandbox
@@ -167,3 +172,18 @@ class JavaScriptLanguage(Language):
 
         return grade_run(record, solution, snapshot_root, env, sandbox, cache,
                          timeout=timeout, checks=checks)
+
+
+class TypeScriptLanguage(JavaScriptLanguage):
+    """A JavaScript project written in TypeScript (a tsconfig.json, or TypeScript sources):
+    the same environments, runners and grader; tree-sitter's TypeScript grammar deletes from
+    its `.ts` files, and its records say `typescript`."""
+
+    name = "typescript"
+
+    def detect(self, root: Path) -> bool:
+        if not super().detect(root):
+            return False
+        return (root / "tsconfig.json").is_file() or any(
+            p.suffix in TYPESCRIPT_SUFFIXES and not p.name.endswith(".d.ts")
+            for p in root.rglob("*") if "node_modules" not in p.relative_to(root).parts)

@@ -1,0 +1,49 @@
+"""TypeScript end to end on sample_repos/tsdemo (vitest 4, vite 8, installed from the npm
+registry with the project's lockfile): records say `typescript`, stubs keep the types, the
+whole-suite protocol stands in for per-test coverage, and grading scores the reference 1 and
+the untouched workspace 0."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, apply_patch, write_recipe
+
+import taskforge
+
+pytestmark = pytest.mark.slow
+
+
+def test_typescript_tasks_verify_and_grade(tf_cache: Path, tmp_path: Path) -> None:
+    recipe = write_recipe(tmp_path / "recipe.yaml", f"""\
+        name: tsdemo
+        seed: 0
+        sources:
+          - path: {REPO_ROOT / "sample_repos" / "tsdemo"}
+        strategies: [stub-function, stub-class]
+        select: {{min_covering_tests: 1, min_body_lines: 3, max_tasks_per_source: 2}}
+        verify: {{repeats: 2, timeout_s: 300}}
+        sandbox: bwrap
+        """)
+    summary = taskforge.generate(str(recipe), out=str(tmp_path / "out"), workers=2)
+    tasks = taskforge.load_tasks(str(tmp_path / "out"))
+    assert len(tasks) == 2, summary
+    baselines = list((tf_cache / "baselines").glob("*.json"))
+    assert any(json.loads(b.read_text())["tracer"] == "whole-suite" for b in baselines)
+    for i, task in enumerate(tasks):
+        record = task.record
+        assert record["language"] == "typescript"
+        assert record["environment"]["test_command"] == "vitest"
+        assert all(t.startswith("test/") and ".test.ts::" in t for t in record["FAIL_TO_PASS"])
+        assert record["sanitizer"]["leak_scan"]["clean"]
+        assert "```typescript" in record["problem_statement"]
+        # the stub keeps the signature's types
+        added = [ln for ln in record["deletion_patch"].splitlines() if ln.startswith("+ ")]
+        assert any('throw new Error("not implemented");' in ln for ln in added)
+        workspace = task.materialize(tmp_path / f"ws{i}")
+        assert task.grade(workspace, sandbox="bwrap").reward == 0.0
+        apply_patch(workspace, record["patch"])
+        reference = task.grade(workspace, sandbox="bwrap")
+        assert (reference.reward, reference.tampered) == (1.0, ()), reference

@@ -105,3 +105,19 @@ def test_a_dependency_that_does_not_exist_is_one_line(tmp_path: Path) -> None:
         JS.prepare(SourceSpec(kind="path", location=str(root)), snapshot, tmp_path / "c",
                    lambda _m: None)
     assert "\n" not in str(info.value)
+
+
+def test_an_npm_source_is_the_registry_tarball(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    from taskforge.sources.npm import ingest_npm
+
+    snapshot = ingest_npm("qs@6.13.0", tmp_path / "cache")
+    assert snapshot.source == "npm:qs@6.13.0" and snapshot.name == "qs"
+    assert json.loads((snapshot.root / "package.json").read_text())["version"] == "6.13.0"
+    assert (snapshot.root / "test").is_dir()  # qs ships its tests
+    assert ingest_npm("qs@6.13.0", tmp_path / "cache") == snapshot  # cached
+    # qs runs them with tape: a one-line reason, exit 2
+    proc = run_cli("ingest", "npm:qs@6.13.0", "--cache", str(tmp_path / "cache"),
+                   cwd=tmp_path)
+    assert proc.returncode == 2 and "tape" in proc.stderr, proc.stderr

@@ -72,6 +72,11 @@ def test_detection_order_and_polyglot_trees(tmp_path: Path) -> None:
     ({"scripts": {"test": "vitest run"}}, {}, "vitest", ()),
     ({"scripts": {"test": "tape test/*.js"}}, {}, "tape", ("test/*.js",)),
     ({"devDependencies": {"vitest": "4"}}, {}, "vitest", ()),
+    # the command that runs the tests, inside lint and coverage gates and other scripts
+    ({"scripts": {"test": "npm run lint && npm run tests-only", "lint": "eslint .",
+                  "tests-only": "c8 --100 node --test test/"}}, {}, "node-test", ("test/",)),
+    ({"scripts": {"test": "eslint . ; nyc --reporter=text mocha 'test/**/*.js'"}}, {}, "mocha",
+     ("test/**/*.js",)),
     ({}, {".mocharc.yml": "spec: test\n"}, "mocha", ()),
     ({}, {}, "node-test", ()),
 ])

@@ -4,6 +4,7 @@ the runner's arguments. Detection only reads files; nothing here runs."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,15 +55,31 @@ class RunnerSetup:
     decision: str
 
 
-def _script_words(package: dict[str, Any]) -> list[str]:
+def _commands(package: dict[str, Any], name: str = "test", depth: int = 0) -> list[list[str]]:
+    """The commands a script runs, as word lists: `&&`, `||` and `;` split it, and a command
+    that runs another script (`npm run tests-only`, `npm test`) is that script's commands
+    (test scripts often lint, or enforce a coverage gate, around the command that runs the
+    tests)."""
     scripts = package.get("scripts")
-    script = scripts.get("test") if isinstance(scripts, dict) else None
-    if not isinstance(script, str):
+    script = scripts.get(name) if isinstance(scripts, dict) else None
+    if not isinstance(script, str) or depth > 3:
         return []
-    try:
-        return shlex.split(script.split("&&")[0])
-    except ValueError:
-        return script.split()
+    commands: list[list[str]] = []
+    for part in re.split(r"&&|\|\||;", script):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            words = part.split()
+        if len(words) >= 3 and words[0] in ("npm", "pnpm", "yarn") and \
+                words[1] in ("run", "run-script"):
+            commands += _commands(package, words[2], depth + 1)
+        elif len(words) >= 2 and words[0] in ("npm", "pnpm", "yarn") and words[1] == "test":
+            commands += _commands(package, "test", depth + 1) if name != "test" else []
+        elif len(words) == 2 and words[0] in ("pnpm", "yarn") and words[1] in scripts:
+            commands += _commands(package, words[1], depth + 1)
+        elif words:
+            commands.append(words)
+    return commands
 
 
 def _positional(words: list[str]) -> tuple[str, ...]:
@@ -91,16 +108,16 @@ def runner_setup(root: Path) -> RunnerSetup | None:
     `vitest ...`, `jest ...`, `tape ...`); else a runner's configuration file, else a runner
     among the dependencies, else node's built-in runner."""
     package = read_package(root)
-    words = _script_words(package)
-    for i, word in enumerate(words):
-        name = Path(word).name
-        if name == "node" and "--test" in words[i + 1:]:
-            return RunnerSetup("node-test", _positional(words[i + 1:]),
-                             "scripts.test runs node --test")
-        if name in ("mocha", "_mocha", "vitest", *KNOWN):
-            rest = [w for w in words[i + 1:] if w not in ("run", "--run")]
-            return RunnerSetup("mocha" if "mocha" in name else name, _positional(rest),
-                             f"scripts.test runs {name}")
+    for words in _commands(package):
+        for i, word in enumerate(words):
+            name = Path(word).name
+            if name == "node" and "--test" in words[i + 1:]:
+                return RunnerSetup("node-test", _positional(words[i + 1:]),
+                                   "scripts.test runs node --test")
+            if name in ("mocha", "_mocha", "vitest", *KNOWN):
+                rest = [w for w in words[i + 1:] if w not in ("run", "--run")]
+                return RunnerSetup("mocha" if "mocha" in name else name, _positional(rest),
+                                   f"scripts.test runs {name}")
     for runner, files in CONFIG_FILES.items():
         if any((root / f).is_file() for f in files):
             return RunnerSetup(runner, (), f"{runner} configuration file")

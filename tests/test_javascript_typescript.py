@@ -1,7 +1,7 @@
 """TypeScript end to end on sample_repos/tsdemo (vitest 4, vite 8, installed from the npm
-registry with the project's lockfile): records say `typescript`, stubs keep the types, the
-whole-suite protocol stands in for per-test coverage, and grading scores the reference 1 and
-the untouched workspace 0."""
+registry with the project's lockfile): per-test coverage mapped back through vite's source
+maps, records that say `typescript`, stubs that keep the types, and grading that scores the
+reference 1 and the untouched workspace 0."""
 
 from __future__ import annotations
 
@@ -30,8 +30,13 @@ def test_typescript_tasks_verify_and_grade(tf_cache: Path, tmp_path: Path) -> No
     summary = taskforge.generate(str(recipe), out=str(tmp_path / "out"), workers=2)
     tasks = taskforge.load_tasks(str(tmp_path / "out"))
     assert len(tasks) == 2, summary
-    baselines = list((tf_cache / "baselines").glob("*.json"))
-    assert any(json.loads(b.read_text())["tracer"] == "whole-suite" for b in baselines)
+    baseline = next(data for b in (tf_cache / "baselines").glob("*.json")
+                    if (data := json.loads(b.read_text()))["tracer"] == "v8"
+                    and any(t.startswith("test/cache.test.ts::") for t in data["tests"]))
+    # LRUCache.peek's body (src/cache.ts:66), mapped back from vite's output: one test ran it
+    peek = baseline["coverage"]["src/cache.ts"]["66"]
+    assert [baseline["tests"][i] for i in peek] == [
+        "test/cache.test.ts::LRUCache > peek neither refreshes nor counts"]
     for i, task in enumerate(tasks):
         record = task.record
         assert record["language"] == "typescript"

@@ -21,16 +21,17 @@ from taskforge.cache import digest, read_json, write_json
 from taskforge.errors import UserError
 from taskforge.languages.base import import_errors_line
 from taskforge.languages.javascript.env import node_binary
-from taskforge.languages.javascript.files import is_source, is_test_file
+from taskforge.languages.javascript.files import is_test_file
 from taskforge.languages.javascript.runners import JsTestRunner, Report, runner_named
 from taskforge.languages.javascript.runners.base import SUPPORT, file_of
+from taskforge.languages.javascript.sourcemap import LineMap
 from taskforge.leftovers import owned
 from taskforge.model import Baseline, Environment, Snapshot, TestRun
 from taskforge.sandbox import Mounts, Sandbox
 from taskforge.workspace import scratch_copy, scratch_dir
 
-# 1: first format.
-FORMAT = 1
+# 2: vitest's coverage per test (through source maps), no more whole-suite.
+FORMAT = 2
 # path -> line -> indexes into the baseline's tests (-1: outside any test)
 TestMap = dict[str, dict[int, set[int]]]
 
@@ -171,19 +172,17 @@ def cached_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cach
 def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
                  repeats: int, timeout: float, test_timeout: float) -> Baseline:
     """The suite `max(2, repeats)` times, the second in reverse file order (runners that
-    can); the first two record per-test coverage when the runner can, merged, else the
-    whole-suite protocol stands in (`whole_suite_map`)."""
+    can); the first two record per-test coverage, merged."""
     cached = cached_baseline(snapshot, env, sandbox, cache, repeats=repeats,
                              test_timeout=test_timeout)
     if cached is not None:
         return cached
-    runner, _args = runner_of(env)
     key = baseline_key(snapshot, env, repeats, sandbox.name, test_timeout)
     runs: list[TestRun] = []
     measured: list[tuple[Path, Report]] = []
     with scratch_dir(cache, prefix="jscoverage-") as results:
         for i in range(max(2, repeats)):
-            coverage = results / f"run{i}" if i < 2 and runner.per_test_coverage else None
+            coverage = results / f"run{i}" if i < 2 else None
             if coverage is not None:
                 coverage.mkdir()
             with scratch_copy(snapshot.root, cache, prefix="baseline-") as workspace:
@@ -211,8 +210,6 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
         raise UserError(f"{snapshot.source}: no test passes in the baseline ({len(tests)} "
                         f"found, {len(failing)} failing, {len(flaky)} flaky)"
                         + (f"; {import_errors_line(broken)}" if broken else _hint(runs)))
-    if not runner.per_test_coverage:
-        test_map = whole_suite_map(snapshot.root, tests)
     coverage_out = {p: {ln: tuple(sorted(ids)) for ln, ids in sorted(lines.items())}
                     for p, lines in sorted(test_map.items())}
     baseline = Baseline(key=key, tests=tests, stable=stable, flaky=flaky, failing=failing,
@@ -220,41 +217,42 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
                         durations={t: round(max(r.durations.get(t, 0.0) for r in runs), 4)
                                    for t in tests},
                         coverage=coverage_out,
-                        tracer="v8" if runner.per_test_coverage else "whole-suite",
+                        tracer="v8",
                         collection_errors=broken)
     write_json(_path(cache, key), _dump(baseline))
     return baseline
 
 
-def whole_suite_map(root: Path, tests: tuple[str, ...]) -> TestMap:
-    """The whole-suite protocol for a runner without per-test coverage: every test covers
-    every line of every source file (tests, dependencies and hidden directories aside)."""
-    everyone = set(range(len(tests)))
-    test_map: TestMap = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if any(p == "node_modules" or p.startswith(".") for p in rel.parts) or \
-                not path.is_file() or not is_source(rel.as_posix()) or is_test_file(rel.as_posix()):
-            continue
-        lines = path.read_bytes().count(b"\n") + 1
-        test_map[rel.as_posix()] = {line: everyone for line in range(1, lines + 1)}
-    return test_map
-
-
 def _read_coverage(directory: Path, keys: Mapping[str, str], tests: tuple[str, ...],
                    test_map: TestMap) -> None:
-    """Add one run's coverage files (JSON lines `{key, files: {path: [lines]}}`) to
-    `test_map`; a null key, or one no test reported, is outside any test (-1)."""
+    """Add one run's coverage files to `test_map`: JSON lines `{key, files: {path: [lines]}}`,
+    or for transformed code `{key, raw: {path: [[start, end, count]...]}}` with the code
+    (`{sources: {path: code}}`, whose source map gives the lines). A null key, or one no test
+    reported, is outside any test (-1)."""
     index = {t: i for i, t in enumerate(tests)}
     for path in sorted(directory.glob("*.jsonl")):
+        entries = []
+        sources: dict[str, str] = {}
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 entry = json.loads(line)
             except ValueError:
                 continue
+            if "sources" in entry:
+                sources.update(entry["sources"] or {})
+            else:
+                entries.append(entry)
+        maps: dict[str, LineMap] = {}
+        for entry in entries:
             test_id = keys.get(entry.get("key") or "")
             idx = index.get(test_id, -1) if test_id else -1
-            for rel, lines in (entry.get("files") or {}).items():
+            files = dict(entry.get("files") or {})
+            for rel, ranges in (entry.get("raw") or {}).items():
+                if rel in sources:
+                    if rel not in maps:
+                        maps[rel] = LineMap(sources[rel])
+                    files[rel] = sorted(maps[rel].executed(ranges))
+            for rel, lines in files.items():
                 if is_test_file(rel):
                     continue
                 by_line = test_map.setdefault(rel, {})

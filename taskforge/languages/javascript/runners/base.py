@@ -37,8 +37,6 @@ def file_of(test_id: str) -> str:
 
 class JsTestRunner(abc.ABC):
     name: ClassVar[str]
-    #: Whether `argv(coverage=...)` records per-test coverage.
-    per_test_coverage: ClassVar[bool] = False
     #: Whether one test file that fails to load stops the whole run (mocha: one process).
     loads_all_or_nothing: ClassVar[bool] = False
 

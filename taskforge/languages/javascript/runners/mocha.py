@@ -63,7 +63,6 @@ def _config_without_spec(root: Path) -> str:
 
 class MochaRunner(JsTestRunner):
     name = "mocha"
-    per_test_coverage = True
     loads_all_or_nothing = True
 
     def test_files(self, root: Path, args: Sequence[str]) -> list[str]:

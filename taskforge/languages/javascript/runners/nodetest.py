@@ -50,7 +50,6 @@ def _walk(root: Path, base: Path) -> list[str]:
 
 class NodeTestRunner(JsTestRunner):
     name = "node-test"
-    per_test_coverage = True
 
     def test_files(self, root: Path, args: Sequence[str]) -> list[str]:
         if not args:

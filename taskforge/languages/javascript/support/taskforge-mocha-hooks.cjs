@@ -6,7 +6,7 @@ const { start } = require('./taskforge-coverage.cjs');
 
 const outDir = process.env.TASKFORGE_COVERAGE_DIR;
 const root = process.env.TASKFORGE_WORKSPACE;
-const take = outDir && root ? start(outDir, root) : () => {};
+const { take } = outDir && root ? start(outDir, root) : { take: () => {} };
 const seen = new Map();
 
 exports.mochaHooks = {

@@ -12,7 +12,7 @@ const root = process.env.TASKFORGE_WORKSPACE;
 
 if (process.env.NODE_TEST_CONTEXT && outDir && root) {
   const { start } = createRequire(import.meta.url)('./taskforge-coverage.cjs');
-  const take = start(outDir, root);
+  const { take } = start(outDir, root);
   const { beforeEach, afterEach } = await import('node:test');
   let sequence = 0;
   beforeEach(() => take(null));

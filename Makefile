@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKERS ?= 2
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test test-quick lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -22,8 +22,13 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
+# Every test (CI runs this). The slowest are listed at the end, to keep `slow` marks honest.
 test: setup lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
+
+# The quick loop: everything not marked `slow` (no end-to-end runs of real suites).
+test-quick: setup lint
+	$(BIN)/python -m pytest -q -m "not slow"
 
 clean:
 	rm -rf $(VENV) out

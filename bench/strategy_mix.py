@@ -21,7 +21,8 @@ from pathlib import Path
 from taskforge.cache import cache_root
 from taskforge.generate import select_candidates
 from taskforge.ingest import ingest
-from taskforge.languages.python.delete import SelectOptions, get_strategy
+from taskforge.languages.python.delete import get_strategy
+from taskforge.languages.strategy import SelectOptions
 from taskforge.model import Candidate, SourceSpec
 from taskforge.sandbox import get_sandbox
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 from taskforge.cache import cache_root
 from taskforge.ingest import ingest
-from taskforge.languages.python.delete import STRATEGIES, SelectOptions, get_strategy
+from taskforge.languages.python.delete import STRATEGIES, get_strategy
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.languages.python.testing.testmap import MapProbe, merge_test_maps, tracer_for
+from taskforge.languages.strategy import SelectOptions
 from taskforge.model import Baseline, SourceSpec
 from taskforge.sandbox import get_sandbox
 from taskforge.workspace import scratch_copy, scratch_dir

@@ -23,6 +23,7 @@ outside the timed figures, and the bench prints how many agree.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 import time
@@ -33,13 +34,14 @@ from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
 from taskforge.generate import order_candidates
 from taskforge.ingest import ingest
-from taskforge.languages.python.delete import SelectOptions, TaskOptions, get_strategy
+from taskforge.languages.python.delete import get_strategy
 from taskforge.languages.python.testing.runner import run_tests
+from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.materialize import materialize_record
 from taskforge.model import SourceSpec
 from taskforge.patches import diff_texts
 from taskforge.sandbox import get_sandbox
-from taskforge.verify.confirm import make_task, run_timeout, screen_candidates
+from taskforge.verify.confirm import Verifier, run_timeout
 from taskforge.workspace import scratch_dir
 
 
@@ -72,8 +74,9 @@ def main() -> None:
     # Targeted: the screen for all, then one confirmation per survivor.
     pool = LocalExecutor(1)
     start = time.monotonic()
-    verdicts = screen_candidates(source, chosen, repeats=args.repeats, timeout=timeout,
-                                 sandbox=box, cache=cache, pool=pool)
+    verifier = Verifier(source, box, cache, timeout, args.repeats, options,
+                        recipe_sha256="bench")
+    verdicts = verifier.screen(chosen, pool)
     screen_wall = time.monotonic() - start
     server_overhead = (screen_wall - sum(v.seconds for v in verdicts.values())) / len(chosen)
     targeted: dict[str, dict] = {}
@@ -87,10 +90,7 @@ def main() -> None:
         else:
             t0 = time.monotonic()
             try:
-                record = make_task(source, strategy, c, screened=v, options=options,
-                                   sandbox=box, cache=cache, repeats=args.repeats,
-                                   timeout=timeout, full_suite=False, recipe_sha256="bench",
-                                   seed=0)
+                record = verifier.make_task(strategy, c, v)
                 cost["f2p"] = set(record["FAIL_TO_PASS"])
                 cost["pytest"] += sum(r["pytest_seconds"] for r in record["verification"]["runs"])
                 # the confirmation's fresh runs; the rest of make_task builds the task
@@ -154,10 +154,8 @@ def main() -> None:
         agreeing = 0
         for c in tasks:
             try:
-                record = make_task(source, strategy, c, screened=verdicts[c.key],
-                                   options=options, sandbox=box, cache=cache,
-                                   repeats=args.repeats, timeout=timeout, full_suite=True,
-                                   recipe_sha256="bench", seed=0)
+                audit = dataclasses.replace(verifier, full_suite=True)
+                record = audit.make_task(strategy, c, verdicts[c.key])
                 agreeing += record["verification"]["audit"]["disagreements"] == 0
             except Rejected as why:
                 print(f"# audit {c.symbol}: {why.reason}: {why.detail}", file=sys.stderr)

@@ -220,8 +220,9 @@ def render_summary(summary: dict[str, Any]) -> None:
             reasons.add_row(reason, str(count))
         stdout.print(reasons)
     per_source = Table(title="per source")
-    for column in ("source", "tests", "stable", "candidates", "tried", "emitted"):
-        per_source.add_column(column, justify="left" if column == "source" else "right")
+    for column in ("source", "language", "tests", "stable", "candidates", "tried", "emitted"):
+        per_source.add_column(column, justify="left" if column in ("source", "language")
+                              else "right")
     timed = any("seconds_per_task" in s for s in summary["sources"])
     if timed:
         per_source.add_column("s/task", justify="right")
@@ -229,7 +230,7 @@ def render_summary(summary: dict[str, Any]) -> None:
         cells = [str(s.get(k, "")) for k in ("tests", "stable", "candidates", "tried", "emitted")]
         if timed:
             cells.append(str(s.get("seconds_per_task") or "-"))
-        per_source.add_row(s["name"], *cells)
+        per_source.add_row(s["name"], s.get("language") or "-", *cells)
     stdout.print(per_source)
     for s in summary["sources"]:
         if s.get("failed"):  # a source set aside: its row is blank, say why

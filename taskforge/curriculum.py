@@ -30,7 +30,7 @@ from typing import Any
 from taskforge.difficulty import estimate, score
 from taskforge.errors import UserError
 from taskforge.languages.strategy import STATEMENT_DETAIL, TaskOptions
-from taskforge.model import Candidate
+from taskforge.model import Candidate, TaskRecord
 from taskforge.store.shards import read_records
 
 SOLVED = 0.5
@@ -104,7 +104,7 @@ def _rate(entry: dict[str, Any], where: str) -> float:
 
 def known_records(*directories: Path) -> list[dict[str, Any]]:
     """The task records of those directories that hold shards (to complete stats lines)."""
-    records: list[dict[str, Any]] = []
+    records: list[TaskRecord] = []
     for directory in directories:
         if directory.is_dir() and any(directory.glob("tasks-*.jsonl")):
             records += read_records(directory)

@@ -28,6 +28,7 @@ from typing import Any
 from taskforge.cache import write_atomic
 from taskforge.errors import UserError
 from taskforge.languages import language_of
+from taskforge.model import TaskRecord
 from taskforge.store.manifest import merge_manifests
 from taskforge.tasks import Task, TaskSet, load_tasks
 
@@ -97,7 +98,7 @@ def _is_export(target: Path, fmt: str) -> bool:
                                    for entry in target.iterdir())
 
 
-def swebench_instance(record: dict[str, Any]) -> dict[str, Any]:
+def swebench_instance(record: TaskRecord) -> dict[str, Any]:
     return {
         "instance_id": record["instance_id"], "repo": record["repo"],
         "base_commit": record["base_commit"], "patch": record["patch"],
@@ -186,7 +187,7 @@ def write_harbor_task(task: Task, root: Path) -> None:
     _script(solution / "solve.sh", SOLVE_SH)
 
 
-def files_to_restore(record: dict[str, Any], snapshot: Path) -> list[str]:
+def files_to_restore(record: TaskRecord, snapshot: Path) -> list[str]:
     """The original test files, every conftest.py and the pytest configuration: what grading
     puts back before it runs, so edits to them cannot change the reward. Never a file the
     deletion touched (that would hand back the solution)."""
@@ -200,7 +201,7 @@ def files_to_restore(record: dict[str, Any], snapshot: Path) -> list[str]:
     return sorted(p for p in wanted - deleted if (snapshot / p).is_file())
 
 
-def task_toml(record: dict[str, Any]) -> str:
+def task_toml(record: TaskRecord) -> str:
     def string(value: str) -> str:
         return json.dumps(value)  # a JSON string is a valid TOML basic string
 

@@ -15,7 +15,7 @@ from taskforge.cache import cache_root, sha256_file
 from taskforge.curriculum import Curriculum, harder_than, known_records, parse_difficulty
 from taskforge.errors import Rejected, UserError
 from taskforge.executors import get_executor
-from taskforge.ingest import IngestedSource, ingest_sources
+from taskforge.ingest import IngestedSource, ingest_recipe_sources
 from taskforge.model import Candidate
 from taskforge.recipe import Recipe, load_recipe
 from taskforge.report import report_after_run
@@ -25,7 +25,7 @@ from taskforge.store.outdir import claim_output, directory_lock
 from taskforge.store.shards import Journal, remove_partial_writes, shard_name, write_shard
 from taskforge.store.snapshots import export_snapshot
 from taskforge.store.strategies import count_strategies, strategy_table
-from taskforge.verify.confirm import Screened, make_task, run_timeout, screen_candidates
+from taskforge.verify.confirm import Screened, Verifier, run_timeout
 from taskforge.workspace import prune_dead_scratch
 
 # Rejections that happen before anything is deleted.
@@ -165,13 +165,8 @@ def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, 
     """The run proper, once `out_dir` is claimed for it."""
     # Everything that can fail on bad input happens before any result is written to `out`.
     # A source that cannot be ingested is set aside with its reason; the others go on.
-    sources, set_aside = ingest_sources(recipe.sources, cache=cache_dir, base_dir=Path.cwd(),
-                                        sandbox=box, repeats=recipe.verify.repeats,
-                                        timeout=recipe.verify.timeout_s,
-                                        licenses=recipe.licenses,
-                                        max_source_mb=recipe.max_source_mb, log=progress.log,
-                                        min_stable_tests=recipe.min_stable_tests,
-                                        test_timeout=recipe.verify.test_timeout_s, pool=pool)
+    sources, set_aside = ingest_recipe_sources(recipe, cache=cache_dir, sandbox=box,
+                                               log=progress.log, pool=pool)
     summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
     funnel: Counter[str] = Counter()
@@ -305,7 +300,11 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
     results: dict[str, dict[str, Any]] = {}
     position = 0
     progress.start(len(ordered))
-    timeout = run_timeout(source, recipe.verify.timeout_s)
+    verifier = Verifier(source, box, cache, run_timeout(source, recipe.verify.timeout_s),
+                        recipe.verify.repeats, recipe.task,
+                        full_suite=recipe.verify.full_suite,
+                        allow_collection_breaks=recipe.verify.allow_collection_breaks,
+                        recipe_sha256=recipe.sha256, seed=seed)
 
     def journal_key(candidate: Candidate) -> str:
         return f"{source.snapshot.id}:{candidate.key}"
@@ -338,9 +337,7 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
         if todo:
             progress.log(f"{source.snapshot.name}: screening {len(todo)} candidates")
         screen_started = time.monotonic()
-        verdicts = screen_candidates(source, todo, repeats=recipe.verify.repeats,
-                                     timeout=timeout, sandbox=box, cache=cache,
-                                     pool=pool)
+        verdicts = verifier.screen(todo, pool)
         spent["screen"] += time.monotonic() - screen_started
         confirm = []
         for candidate in todo:
@@ -355,13 +352,7 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
             try:
                 strategy = source.language.strategy(candidate.strategy)
                 assert strategy is not None  # its candidates came from this language
-                record = make_task(source, strategy, candidate,
-                                   screened=screened, options=recipe.task, sandbox=box,
-                                   cache=cache, repeats=recipe.verify.repeats,
-                                   timeout=timeout,
-                                   full_suite=recipe.verify.full_suite,
-                                   allow_collection_breaks=recipe.verify.allow_collection_breaks,
-                                   recipe_sha256=recipe.sha256, seed=seed)
+                record = verifier.make_task(strategy, candidate, screened)
                 return {"key": journal_key(candidate), "status": "emitted", "record": record}
             except Rejected as why:
                 return rejected(candidate, why)

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from taskforge.errors import UserError
 from taskforge.languages import language_of
-from taskforge.model import Environment, GradeResult
+from taskforge.model import Environment, GradeResult, TaskRecord
 from taskforge.sandbox import Sandbox
 
 Mode = Literal["binary", "fraction"]
 MODES = ("binary", "fraction")
 
 
-def grade_workspace(record: dict[str, Any], solution: Path, snapshot_root: Path,
+def grade_workspace(record: TaskRecord, solution: Path, snapshot_root: Path,
                     env: Environment, sandbox: Sandbox, cache: Path,
                     timeout: float = 300.0, mode: Mode = "binary",
                     checks: bool = True) -> GradeResult:

@@ -24,6 +24,7 @@ from taskforge.languages import Language, detect_language
 from taskforge.languages.base import TEST_TIMEOUT, import_errors_line
 from taskforge.languages.strategy import Project
 from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
+from taskforge.recipe import Recipe, load_recipe
 from taskforge.sandbox import Sandbox
 from taskforge.sources import ingest_source, source_notes
 from taskforge.sources.license import license_allowed
@@ -220,6 +221,19 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
     return done, aside
 
 
+def ingest_recipe_sources(recipe: Recipe, *, cache: Path, sandbox: Sandbox,
+                          log: Callable[[str], None], pool: Any = None,
+                          need_one: bool = True) -> tuple[list[IngestedSource], list[SetAside]]:
+    """`ingest_sources` with everything the recipe says about ingesting (its sources,
+    repeats, time limits, licenses, size limit, stable tests), relative to the working
+    directory."""
+    return ingest_sources(recipe.sources, cache=cache, base_dir=Path.cwd(), sandbox=sandbox,
+                          repeats=recipe.verify.repeats, timeout=recipe.verify.timeout_s,
+                          licenses=recipe.licenses, max_source_mb=recipe.max_source_mb,
+                          log=log, need_one=need_one, min_stable_tests=recipe.min_stable_tests,
+                          test_timeout=recipe.verify.test_timeout_s, pool=pool)
+
+
 def _set_aside(spec: SourceSpec, reason: str, snapshot: Snapshot | None,
                log: Callable[[str], None], who: str | None = None) -> SetAside:
     log(f"{who or spec.describe()}: set aside: {reason}")
@@ -308,19 +322,14 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
                   ) -> list[SourceReport]:
     """Ingest every source of a recipe (cached: after `generate` this re-runs nothing) and
     count its candidates; with `out`, join the tried and emitted counts of that run."""
-    from taskforge.recipe import load_recipe
     from taskforge.store.manifest import merge_manifests
 
     recipe = load_recipe(recipe_path)
     generated: dict[str, dict[str, Any]] = {}
     if out is not None:
         generated = {s["source"]: s for s in merge_manifests(out).get("sources", [])}
-    done, aside = ingest_sources(recipe.sources, cache=cache, base_dir=Path.cwd(),
-                                 sandbox=sandbox, repeats=recipe.verify.repeats,
-                                 timeout=recipe.verify.timeout_s, licenses=recipe.licenses,
-                                 max_source_mb=recipe.max_source_mb, log=log, need_one=False,
-                                 min_stable_tests=recipe.min_stable_tests,
-                                 test_timeout=recipe.verify.test_timeout_s)
+    done, aside = ingest_recipe_sources(recipe, cache=cache, sandbox=sandbox, log=log,
+                                        need_one=False)
     by_spec: dict[SourceSpec, SourceReport] = {}
     for src in done:
         strategies = [s for name in recipe.strategies if (s := src.language.strategy(name))]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, get_type_hints
+
+from taskforge.errors import UserError
 
 SourceKind = Literal["path", "git", "pypi", "npm"]
 Outcome = Literal["passed", "failed", "error", "skipped"]
@@ -196,3 +198,104 @@ class GradeResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# -- the task record ------------------------------------------------------------------------
+# One JSON object per line of a shard, and `Task.record` for a loader: a mapping (what
+# SWE-bench users and `datasets` expect), typed here once for every writer and reader. The
+# sections a language shapes (`environment`) or that grow with the pipeline (`difficulty`,
+# `sanitizer`) stay open mappings; `validate_record` checks every field's presence and type
+# where records come in from disk.
+
+
+class DeletedEntry(TypedDict):
+    path: str
+    symbol: str
+    kind: str
+    start_line: int
+    end_line: int
+
+
+class GeneratorEntry(TypedDict):
+    version: str
+    recipe_sha256: str
+    seed: int
+
+
+class Verification(TypedDict):
+    mode: str
+    repeats: int
+    tests_run: list[str]
+    screen: dict[str, Any]
+    collection_checked: bool
+    collateral: dict[str, Any]
+    null_solutions: dict[str, dict[str, int]]
+    audit: dict[str, Any]
+    runs: list[dict[str, Any]]
+    scan_seconds: float
+
+
+class TaskRecord(TypedDict):
+    instance_id: str
+    repo: str
+    source: str
+    base_commit: str
+    snapshot: str
+    license: str | None
+    language: str
+    strategy: str
+    deleted: list[DeletedEntry]
+    deletion_patch: str
+    patch: str
+    test_patch: str
+    FAIL_TO_PASS: list[str]
+    PASS_TO_PASS: list[str]
+    problem_statement: str
+    environment: dict[str, Any]
+    difficulty: dict[str, Any]
+    verification: Verification
+    sanitizer: dict[str, Any]
+    created_at: str
+    generator: GeneratorEntry
+
+
+def _checks(typed: type) -> dict[str, tuple[type, ...]]:
+    """The runtime types each field of a TypedDict may hold (JSON's: str, int, float, bool,
+    list, dict, None)."""
+    out: dict[str, tuple[type, ...]] = {}
+    for name, hint in get_type_hints(typed).items():
+        args = getattr(hint, "__args__", None)
+        options = args if hint.__class__.__name__ == "UnionType" else (hint,)
+        kinds: list[type] = []
+        for option in options:
+            origin = getattr(option, "__origin__", option)
+            if option is type(None):
+                kinds.append(type(None))
+            elif hasattr(origin, "__annotations__") or (isinstance(origin, type)
+                                                         and issubclass(origin, dict)):
+                kinds.append(dict)
+            elif origin is float:
+                kinds += [float, int]
+            else:
+                kinds.append(origin)
+        out[name] = tuple(kinds)
+    return out
+
+
+def validate_record(record: Any, where: str) -> TaskRecord:
+    """`record` as a TaskRecord, or a UserError that names the first field missing or of the
+    wrong type, and `where` it was read."""
+    if not isinstance(record, dict):
+        raise UserError(f"{where}: not a task record (a JSON object)")
+    for section, typed in (("", TaskRecord), ("verification.", Verification),
+                           ("generator.", GeneratorEntry)):
+        data = record if not section else record[section[:-1]]
+        for name, kinds in _checks(typed).items():
+            if name not in data:
+                raise UserError(f"{where}: task record without `{section}{name}`")
+            value = data[name]
+            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+                raise UserError(f"{where}: task record field `{section}{name}` is "
+                                f"{type(value).__name__}, expected "
+                                f"{' or '.join(k.__name__ for k in kinds)}")
+    return record  # type: ignore[return-value]

@@ -6,9 +6,9 @@ import difflib
 import subprocess
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
 
 from taskforge.errors import Rejected
+from taskforge.model import TaskRecord
 
 REGULAR = "100644"
 
@@ -72,7 +72,7 @@ def without_files(patch: str, paths: Collection[str]) -> str:
     return "".join(s for s in _sections(patch) if s.split("\n", 1)[0] not in headers)
 
 
-def source_deletion(record: Mapping[str, Any]) -> str:
+def source_deletion(record: TaskRecord) -> str:
     """A task record's `deletion_patch` without the test files it hides (the ones its
     `test_patch` creates): the deletion of code, which the leak scan fingerprints."""
     return without_files(record["deletion_patch"], created_files(record.get("test_patch") or ""))

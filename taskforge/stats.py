@@ -8,12 +8,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from taskforge.model import TaskRecord
 from taskforge.store.manifest import merge_manifests
 from taskforge.store.shards import read_records
 from taskforge.store.strategies import strategy_table
 
 
-def collect_stats(directory: Path, records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def collect_stats(directory: Path, records: list[TaskRecord] | None = None) -> dict[str, Any]:
     """The figures of `directory`; `records` are its task records when the caller has read
     them already."""
     manifest = merge_manifests(directory)

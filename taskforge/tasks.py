@@ -14,7 +14,7 @@ from taskforge.grade import Mode, grade_workspace
 from taskforge.languages import language_of
 from taskforge.languages.base import Runner
 from taskforge.materialize import materialize_record
-from taskforge.model import Environment, GradeResult, Snapshot
+from taskforge.model import Environment, GradeResult, Snapshot, TaskRecord
 from taskforge.sandbox import Sandbox, get_sandbox
 from taskforge.store.shards import read_records, task_dir
 from taskforge.store.snapshots import snapshot_root
@@ -22,7 +22,7 @@ from taskforge.store.snapshots import snapshot_root
 
 @dataclass
 class Task:
-    record: dict[str, Any]
+    record: TaskRecord
     directory: Path
     cache: Path | None = None
 

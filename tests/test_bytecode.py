@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import make_project
 
 from taskforge.ingest import ingest
@@ -16,6 +17,10 @@ from taskforge.languages.python.testing import runner
 from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode, source_of
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
+
+# A real environment's bytecode:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
 
 
 def project(tmp_path: Path) -> Path:

@@ -73,6 +73,7 @@ def test_git_ref_that_does_not_exist(tmp_path: Path) -> None:
     assert_one_line_error(proc, out, str(root), "release-9.9", "does not exist")
 
 
+@pytest.mark.slow
 def test_repository_without_tests(tmp_path: Path) -> None:
     root = make_project(tmp_path, {"pkg/__init__.py": "", "pkg/core.py": CODE}, name="notests")
     proc, out = generate(tmp_path, f"""\
@@ -83,6 +84,7 @@ def test_repository_without_tests(tmp_path: Path) -> None:
     assert_one_line_error(proc, out, str(root), "no tests")
 
 
+@pytest.mark.slow
 def test_suite_where_every_test_fails(tmp_path: Path) -> None:
     root = make_project(tmp_path, {
         "pkg/__init__.py": "",
@@ -133,6 +135,7 @@ def test_missing_recipe_file(tmp_path: Path) -> None:
     assert_one_line_error(proc, out, "no-such-recipe.yaml", "does not exist")
 
 
+@pytest.mark.slow
 def test_source_file_with_a_syntax_error_is_skipped_with_a_warning(tmp_path: Path) -> None:
     root = make_project(tmp_path, {
         "pkg/__init__.py": "",
@@ -183,6 +186,7 @@ GOOD_PROJECT = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("link", ["outside", "absolute-inside", "loop"])
 def test_git_source_with_a_bad_symlink_is_set_aside_and_the_run_goes_on(tmp_path: Path,
                                                                         link: str) -> None:
@@ -260,6 +264,7 @@ def test_a_cache_that_is_a_file(tmp_path: Path) -> None:
     assert_one_line_error(proc, out, "cache-file", "TASKFORGE_CACHE", "not a writable directory")
 
 
+@pytest.mark.slow
 def test_a_malformed_journal_line(tmp_path: Path) -> None:
     root = make_project(tmp_path, GOOD_PROJECT, name="proj")
     recipe = write_recipe(tmp_path / "recipe.yaml", f"""\

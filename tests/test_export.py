@@ -20,6 +20,10 @@ from test_shards import sample_output
 
 import taskforge
 
+# Exports of a real generate run, graded as Harbor would:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 SWEBENCH_FIELDS = {"instance_id", "repo", "base_commit", "patch", "test_patch",
                    "problem_statement", "hints_text", "created_at", "version", "FAIL_TO_PASS",
                    "PASS_TO_PASS", "environment_setup_commit"}

@@ -20,6 +20,10 @@ from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
 from taskforge.workspace import scratch_copy, scratch_dir
 
+# Every gate on real suites in real environments, under both tracers:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 # The test map's tracer follows the environment's Python: coverage.py before 3.12.
 TRACERS = {"coverage": "3.11", "sysmon": "3.12"}
 

@@ -35,6 +35,10 @@ from taskforge.cache import cache_root
 from taskforge.grade import grade_workspace
 from taskforge.sandbox import Sandbox
 
+# Every attack graded for real, beside its naive-grader control:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 ORIGINAL_CORE = '''\
 """Bookkeeping helpers."""
 

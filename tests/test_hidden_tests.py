@@ -22,6 +22,10 @@ from taskforge.export import export_tasks
 from taskforge.generate import Summary
 from taskforge.patches import created_files
 
+# Real generate runs with hidden tests:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 STRATEGIES = ("remove-function", "stub-function")
 # Hidden from the agent when they hold FAIL_TO_PASS tests; test_other.py never does.
 TEXT_TESTS = "tests/test_text.py"

@@ -7,16 +7,22 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_shards import sample_output
 
 import taskforge
 from taskforge.tasks import TaskIterable
+
+# A real generate run, materialized and graded:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +146,32 @@ def test_a_data_loader_does_not_load_the_generator() -> None:
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.splitlines() == ["[]", "True True", "True True"]
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda r: r.pop("FAIL_TO_PASS"), "task record without `FAIL_TO_PASS`"),
+    (lambda r: r.update(PASS_TO_PASS="tests/t.py::test_a"),
+     "task record field `PASS_TO_PASS` is str, expected list"),
+    (lambda r: r["verification"].pop("repeats"), "task record without `verification.repeats`"),
+])
+def test_a_record_of_the_wrong_shape_is_one_line_naming_the_field(
+        out: Path, tmp_path: Path, edit: Any, message: str) -> None:
+    """Every reader gets records of one type (model.TaskRecord): a shard line that lacks a
+    field, or holds one of another type, is refused where it is read, naming the line and the
+    field (exit 2 from the CLI, UserError from load_tasks), not a KeyError three stages later."""
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    shard = next(copy.glob("tasks-*.jsonl"))
+    lines = shard.read_text().splitlines()
+    record = json.loads(lines[1])
+    edit(record)
+    lines[1] = json.dumps(record)
+    shard.write_text("\n".join(lines) + "\n")
+    # The shard file itself (a directory's manifest would refuse the edited shard first).
+    with pytest.raises(taskforge.UserError, match=f"{shard.name}:2: {message}"):
+        taskforge.load_tasks(shard)
+    proc = subprocess.run([sys.executable, "-m", "taskforge", "show", str(shard),
+                           record["instance_id"]], capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert [ln for ln in proc.stderr.splitlines() if ln.strip()] == \
+        [f"taskforge: error: {shard}:2: {message}"]

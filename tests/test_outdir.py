@@ -23,6 +23,10 @@ from pathlib import Path
 import pytest
 from conftest import make_project, run_cli, stderr_lines, write_recipe
 
+# Real generate runs into real output directories:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 FILES = {
     "pkg/__init__.py": "",
     "pkg/core.py": """\

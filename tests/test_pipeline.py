@@ -17,6 +17,10 @@ import taskforge
 from taskforge.generate import Summary
 from taskforge.store.shards import strip_timing
 
+# End to end: generate, verify, grade on the sample repositories:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 PROJECT_FILES = {
     "pyproject.toml": """\
         [build-system]
@@ -573,6 +577,9 @@ def test_cli_generate_on_textkit_with_limit_3(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "per strategy" in proc.stdout and "stub-function" in proc.stdout
+    # The per-source table names each source's language (detected from its snapshot).
+    table = proc.stdout[proc.stdout.index("per source"):proc.stdout.index("per strategy")]
+    assert "language" in table and "python" in table.split("textkit", 1)[1].splitlines()[0]
     lines = (out / SHARD).read_text().splitlines()
     assert len(lines) == 3
     records = [json.loads(line) for line in lines]
@@ -580,4 +587,5 @@ def test_cli_generate_on_textkit_with_limit_3(tmp_path: Path) -> None:
     assert len({r["instance_id"] for r in records}) == 3
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["tasks"] == 3
+    assert [s["language"] for s in manifest["sources"]] == ["python"]
     assert manifest["shards"][SHARD] == hashlib.sha256((out / SHARD).read_bytes()).hexdigest()

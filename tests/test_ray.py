@@ -40,6 +40,10 @@ from test_shards import (
     without_sha,
 )
 
+# A real Ray instance and a two-node cluster:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 RAY = Path(sys.executable).with_name("ray")
 # Ray 2.60 advertises the host's address for `--node-ip-address 127.0.0.1` and listens on every
 # interface, so the test cluster keeps token authentication on, with a token made for it alone.

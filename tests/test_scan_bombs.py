@@ -141,9 +141,20 @@ def task_directory(tmp_path: Path) -> Path:
     out.mkdir()
     snapshot_id = tree_hash(root, tmp_path / "hash.git")  # what the archive is checked against
     export_snapshot(root, snapshot_id, out)
-    record = {"instance_id": "scores__stub__normalize", "snapshot": snapshot_id,
+    record = {"instance_id": "scores__stub__normalize", "repo": "scores", "source": str(root),
+              "base_commit": "0" * 40, "snapshot": snapshot_id, "license": None,
+              "language": "python", "strategy": "stub-function",
+              "deleted": [{"path": MODULE, "symbol": "normalize", "kind": "function",
+                           "start_line": 1, "end_line": 3}],
               "deletion_patch": diff_texts({MODULE: (ORIGINAL, TASK)}),
-              "patch": diff_texts({MODULE: (TASK, ORIGINAL)}), "test_patch": ""}
+              "patch": diff_texts({MODULE: (TASK, ORIGINAL)}), "test_patch": "",
+              "FAIL_TO_PASS": [], "PASS_TO_PASS": [], "problem_statement": "",
+              "environment": {}, "difficulty": {}, "sanitizer": {}, "created_at": "",
+              "verification": {"mode": "targeted", "repeats": 2, "tests_run": [],
+                               "screen": {}, "collection_checked": False, "collateral": {},
+                               "null_solutions": {}, "audit": {}, "runs": [],
+                               "scan_seconds": 0.0},
+              "generator": {"version": "0", "recipe_sha256": "", "seed": 0}}
     (out / "tasks-00000-of-00001.jsonl").write_text(json.dumps(record) + "\n")
     return out
 

@@ -24,6 +24,10 @@ from conftest import REPO_ROOT, run_cli, stderr_lines, write_recipe
 import taskforge
 from taskforge.store.shards import strip_timing
 
+# Real sharded and killed generate runs:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 UNSHARDED = "tasks-00000-of-00001.jsonl"
 # Two sources, two tasks each: small enough for CI, enough to merge per-source figures.
 RECIPE = f"""\

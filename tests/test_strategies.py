@@ -15,7 +15,8 @@ import pytest
 from conftest import make_project, write_recipe
 
 from taskforge.errors import Rejected, UserError
-from taskforge.languages.python.delete import PythonProject, SelectOptions, TaskOptions, get_strategy
+from taskforge.languages.python.delete import PythonProject, get_strategy
+from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import Baseline, Candidate, Deletion
 from taskforge.recipe import load_recipe
 from taskforge.statement import problem_statement, quotes_body

@@ -18,6 +18,10 @@ import taskforge
 from taskforge.curriculum import structural
 from taskforge.generate import Summary
 
+# Every strategy through a real generate run:
+# not in the quick loop (`make test-quick`).
+pytestmark = pytest.mark.slow
+
 NEW_STRATEGIES = ("remove-function", "stub-class", "remove-method", "feature-cluster",
                   "remove-branch", "remove-module")
 

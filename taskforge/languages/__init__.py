@@ -7,12 +7,11 @@ are imported when first asked for, so a data loader grading Python tasks loads n
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from taskforge.errors import UserError
 from taskforge.languages.base import Language
+from taskforge.model import TaskRecord
 
 # name -> (module, class). The order is detection's: the first language whose `detect`
 # accepts a snapshot is its language.
@@ -42,7 +41,7 @@ def language_named(name: str) -> Language:
     return _LOADED[name]
 
 
-def language_of(record: Mapping[str, Any]) -> Language:
+def language_of(record: TaskRecord) -> Language:
     """The language a task record names (records before languages were recorded: Python)."""
     return language_named(str(record.get("language") or "python"))
 

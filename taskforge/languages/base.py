@@ -31,7 +31,17 @@ from typing import Any, ClassVar
 
 from taskforge.errors import Rejected, UserError
 from taskforge.languages.strategy import Project, Strategy
-from taskforge.model import Baseline, Candidate, Environment, Finding, Outcome, Snapshot, SourceSpec, TestRun
+from taskforge.model import (
+    Baseline,
+    Candidate,
+    Environment,
+    Finding,
+    Outcome,
+    Snapshot,
+    SourceSpec,
+    TaskRecord,
+    TestRun,
+)
 from taskforge.sandbox import Sandbox
 
 # Seconds one test (setup, call, teardown) may run in the baseline before it counts as hung.
@@ -215,7 +225,7 @@ class Language(abc.ABC):
         and helpers, and the test runner's configuration."""
 
     @abc.abstractmethod
-    def grade_run(self, record: Mapping[str, Any], solution: Path, snapshot_root: Path,
+    def grade_run(self, record: TaskRecord, solution: Path, snapshot_root: Path,
                   env: Environment, sandbox: Sandbox, cache: Path, *, timeout: float,
                   checks: bool) -> GradedRun:
         """Run the record's tests on a clean copy of `solution` (left untouched) and report

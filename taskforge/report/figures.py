@@ -12,6 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from taskforge.model import TaskRecord
 from taskforge.store.manifest import FUNNEL_STAGES, TIMED_STAGES
 
 # Every chart's look: a plain template (plotly's default one adds kilobytes to each chart).
@@ -64,7 +65,7 @@ def outcomes(rows: dict[str, dict[str, Any]], what: str, reasons: list[str]) -> 
     return figure
 
 
-def histogram(records: list[dict[str, Any]], field: str) -> go.Figure:
+def histogram(records: list[TaskRecord], field: str) -> go.Figure:
     values = [r["difficulty"].get(field, 0) for r in records]
     figure = go.Figure(go.Histogram(x=values, marker={"color": "#4c78a8"}, nbinsx=30))
     figure.update_layout(title=HISTOGRAMS[field], xaxis_title=HISTOGRAMS[field],
@@ -72,7 +73,7 @@ def histogram(records: list[dict[str, Any]], field: str) -> go.Figure:
     return figure
 
 
-def lines_against_fail_to_pass(records: list[dict[str, Any]]) -> go.Figure:
+def lines_against_fail_to_pass(records: list[TaskRecord]) -> go.Figure:
     """Lines deleted against FAIL_TO_PASS, a colour per strategy, the task's id on hover."""
     figure = go.Figure()
     for strategy in sorted({r["strategy"] for r in records}):

@@ -16,13 +16,14 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer
 
+from taskforge.model import TaskRecord
 from taskforge.report import figures
 from taskforge.store.manifest import TIMED_STAGES
 
 DIFF_FORMATTER = HtmlFormatter(cssclass="diff")
 
 
-def render_page(stats: dict[str, Any], records: list[dict[str, Any]], title: str) -> str:
+def render_page(stats: dict[str, Any], records: list[TaskRecord], title: str) -> str:
     """The whole page for `stats` (collect_stats of a directory) and its task records."""
     sources = [s for s in stats["sources"] if not s.get("failed")]
     aside = [s for s in stats["sources"] if s.get("failed")]
@@ -126,7 +127,7 @@ def language_rows(sources: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             for lang, row in sorted(rows.items())}
 
 
-def difficulty_charts(records: list[dict[str, Any]]) -> str:
+def difficulty_charts(records: list[TaskRecord]) -> str:
     if not records:
         return '<p class="empty">no tasks: nothing to measure</p>'
     charts = [figures.chart_html(figures.histogram(records, field), f"chart-{field}")
@@ -175,7 +176,7 @@ def set_aside_table(aside: list[dict[str, Any]]) -> str:
                  [[s.get("source") or s["name"], s.get("license"), s["failed"]] for s in aside])
 
 
-def task_cards(records: list[dict[str, Any]]) -> str:
+def task_cards(records: list[TaskRecord]) -> str:
     if not records:
         return '<p class="empty">no tasks</p>'
 
@@ -192,7 +193,7 @@ def task_cards(records: list[dict[str, Any]]) -> str:
     return controls + '<div id="cards">' + "".join(map(card, records)) + "</div>"
 
 
-def card(record: dict[str, Any]) -> str:
+def card(record: TaskRecord) -> str:
     """One task: what was deleted, the statement, the verification figures, the diff."""
     difficulty = record.get("difficulty", {})
     verification = record.get("verification", {})

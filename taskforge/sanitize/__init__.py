@@ -27,6 +27,7 @@ from taskforge.artifacts import (
 )
 from taskforge.errors import Rejected
 from taskforge.gitcmd import fresh_repository
+from taskforge.model import TaskRecord
 from taskforge.sanitize.compiled import compiled_copies
 from taskforge.sanitize.fingerprints import (
     Fingerprint,
@@ -96,7 +97,7 @@ def sanitize_workspace(workspace: Path, keep: Collection[str] = (),
     return dict(sorted(removed.items()))
 
 
-def scan_removals(record: Mapping[str, Any]) -> list[str]:
+def scan_removals(record: TaskRecord) -> list[str]:
     """The workspace paths a task's scan removed, which every materialization must remove."""
     sanitizer = record.get("sanitizer") or {}
     return list((sanitizer.get("artifacts_removed") or {}).get(SCAN_REMOVED, []))
@@ -235,7 +236,7 @@ def changed_paths(patch: str) -> list[str]:
     return paths
 
 
-def task_trees(record: Mapping[str, Any], snapshot_root: Path
+def task_trees(record: TaskRecord, snapshot_root: Path
                ) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """(original texts of the files the deletion changed, every file of the task tree),
     from the snapshot and the record's `deletion_patch`."""
@@ -264,12 +265,12 @@ def task_trees(record: Mapping[str, Any], snapshot_root: Path
     return originals, task
 
 
-def fingerprint_record(record: Mapping[str, Any], snapshot_root: Path) -> Fingerprints:
+def fingerprint_record(record: TaskRecord, snapshot_root: Path) -> Fingerprints:
     originals, task = task_trees(record, snapshot_root)
     return fingerprint_deletion(originals, task)
 
 
-def scan_task_dir(record: Mapping[str, Any], directory: Path, snapshot_root: Path,
+def scan_task_dir(record: TaskRecord, directory: Path, snapshot_root: Path,
                   stats: ScanStats | None = None) -> list[Hit]:
     """`taskforge scan TASKS ID DIR`: every residue of the task's deleted code under
     `directory` (any tree: a workspace, an environment, a whole disk image)."""

@@ -15,9 +15,10 @@ from typing import Any
 
 from taskforge.cache import write_atomic
 from taskforge.errors import UserError
+from taskforge.model import TaskRecord, validate_record
 
 
-def strip_timing(record: dict[str, Any]) -> dict[str, Any]:
+def strip_timing(record: TaskRecord) -> TaskRecord:
     """A copy of `record` without its timing fields (`created_at`, and every `*seconds`
     figure under `verification`): what must be identical across reruns, resumes, shards."""
     stripped = json.loads(json.dumps(record))
@@ -100,7 +101,7 @@ def _is_entry(entry: Any) -> bool:
     return entry.get("status") == "rejected" and isinstance(entry.get("reason"), str)
 
 
-def write_shard(out: Path, index: int, count: int, records: list[dict[str, Any]]) -> Path | None:
+def write_shard(out: Path, index: int, count: int, records: list[TaskRecord]) -> Path | None:
     """Write the shard's tasks sorted by instance id; a shard without tasks is no file at all
     (JSON loaders such as datasets.load_dataset cannot read an empty file), and its manifest
     records it as empty."""
@@ -122,7 +123,7 @@ def remove_partial_writes(out: Path, index: int, count: int) -> None:
             leftover.unlink(missing_ok=True)
 
 
-def read_records(tasks: Path) -> list[dict[str, Any]]:
+def read_records(tasks: Path) -> list[TaskRecord]:
     """Every task record of an output directory (all shards) or of one shard file."""
     if tasks.is_dir():
         files = sorted(tasks.glob("tasks-*.jsonl"))
@@ -139,7 +140,7 @@ def read_records(tasks: Path) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = validate_record(json.loads(line), f"{file}:{n}")
             except json.JSONDecodeError:
                 raise UserError(f"{file}:{n}: not a JSON task record") from None
             where = f"{file.name}:{n}"

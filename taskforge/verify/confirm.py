@@ -6,6 +6,7 @@ import datetime as dt
 import os
 import re
 import time
+from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,8 @@ from taskforge.errors import Rejected
 from taskforge.ingest import IngestedSource
 from taskforge.languages.base import Language, Runner, Screened, ScreenRequest
 from taskforge.languages.strategy import Strategy, TaskOptions
-from taskforge.materialize import materialize_record
-from taskforge.model import Candidate
+from taskforge.materialize import materialize
+from taskforge.model import Candidate, TaskRecord
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
 from taskforge.sanitize import fingerprint_workspace
@@ -70,165 +71,175 @@ def run_timeout(source: IngestedSource, limit: float) -> float:
     return min(limit, max(30.0, 3 * max(source.baseline.run_seconds)))
 
 
-def screen_candidates(source: IngestedSource, candidates: list[Candidate], *, repeats: int,
-                      timeout: float, sandbox: Sandbox, cache: Path,
-                      pool: Any) -> dict[str, Screened]:
-    """The language's fast path over `candidates` (its verdicts by candidate key)."""
-    return source.language.screen(ScreenRequest(
-        snapshot=source.snapshot, env=source.env, baseline=source.baseline,
-        project=source.project, candidates=candidates, repeats=repeats, timeout=timeout,
-        sandbox=sandbox, cache=cache, pool=pool))
+@dataclass(frozen=True)
+class Verifier:
+    """What every candidate of one source is verified with: where its tests run, and what a
+    task must prove and record. One object instead of the same ten arguments to each step."""
 
+    source: IngestedSource
+    sandbox: Sandbox
+    cache: Path
+    timeout: float  # one run of a candidate's tests (`run_timeout`)
+    repeats: int
+    options: TaskOptions
+    full_suite: bool = False
+    allow_collection_breaks: bool = False
+    recipe_sha256: str = ""
+    seed: int = 0
 
-def _null_solutions(source: IngestedSource, strategy: Strategy, candidate: Candidate,
-                    options: TaskOptions, fail_to_pass: list[str], sandbox: Sandbox,
-                    cache: Path, timeout: float) -> dict[str, dict[str, int]]:
-    """Score the trivial solutions for real: each on its own materialized workspace."""
-    results: dict[str, dict[str, int]] = {}
-    runner = Runner(source.language, source.env, sandbox, timeout)
-    for body in source.language.null_bodies:
-        deletion = strategy.apply(source.project, candidate, options, body=body)
-        texts = {p: (source.project.text(p), t) for p, t in deletion.new_texts.items()}
-        with scratch_dir(cache, prefix="null-") as scratch:
-            workspace = verification_workspace(source, diff_texts(texts), set(texts),
-                                               scratch / "workspace", sandbox, cache, timeout)
-            results[body] = score_null_solution(workspace, fail_to_pass, runner)
-    return results
+    @property
+    def runner(self) -> Runner:
+        return Runner(self.source.language, self.source.env, self.sandbox, self.timeout)
 
+    def screen(self, candidates: list[Candidate], pool: Any) -> dict[str, Screened]:
+        """The language's fast path over `candidates` (its verdicts by candidate key)."""
+        source = self.source
+        return source.language.screen(ScreenRequest(
+            snapshot=source.snapshot, env=source.env, baseline=source.baseline,
+            project=source.project, candidates=candidates, repeats=self.repeats,
+            timeout=self.timeout, sandbox=self.sandbox, cache=self.cache, pool=pool))
 
-def verification_workspace(source: IngestedSource, deletion_patch: str, changed: set[str],
-                           dest: Path, sandbox: Sandbox, cache: Path, timeout: float) -> Path:
-    """The task's real workspace, materialized, plus what the language adds for verification
-    runs (Python: the snapshot's bytecode for the files the deletion left alone): only
-    verification runs in it, no agent."""
-    workspace, _ = materialize_record({"deletion_patch": deletion_patch}, source.snapshot.root,
-                                      dest)
-    source.language.prepare_workspace(workspace, source.snapshot, source.env, changed, sandbox,
-                                      cache, timeout)
-    return workspace
+    def workspace(self, deletion_patch: str, changed: set[str], dest: Path) -> Path:
+        """The task's real workspace, materialized, plus what the language adds for
+        verification runs (Python: the snapshot's bytecode for the files the deletion left
+        alone): only verification runs in it, no agent."""
+        source = self.source
+        workspace, _ = materialize(deletion_patch, source.snapshot.root, dest)
+        source.language.prepare_workspace(workspace, source.snapshot, source.env, changed,
+                                          self.sandbox, self.cache, self.timeout)
+        return workspace
 
+    def null_solutions(self, strategy: Strategy, candidate: Candidate,
+                       fail_to_pass: list[str]) -> dict[str, dict[str, int]]:
+        """Score the trivial solutions for real: each on its own materialized workspace."""
+        source = self.source
+        results: dict[str, dict[str, int]] = {}
+        for body in source.language.null_bodies:
+            deletion = strategy.apply(source.project, candidate, self.options, body=body)
+            texts = {p: (source.project.text(p), t) for p, t in deletion.new_texts.items()}
+            with scratch_dir(self.cache, prefix="null-") as scratch:
+                workspace = self.workspace(diff_texts(texts), set(texts), scratch / "workspace")
+                results[body] = score_null_solution(workspace, fail_to_pass, self.runner)
+        return results
 
-def make_task(source: IngestedSource, strategy: Strategy, candidate: Candidate, *,
-              screened: Screened, options: TaskOptions, sandbox: Sandbox, cache: Path,
-              repeats: int, timeout: float, full_suite: bool, recipe_sha256: str,
-              seed: int, allow_collection_breaks: bool = False) -> dict[str, Any]:
-    """Confirm one candidate on its real, materialized workspace and build its record.
+    def make_task(self, strategy: Strategy, candidate: Candidate,
+                  screened: Screened) -> TaskRecord:
+        """Confirm one candidate on its real, materialized workspace and build its record.
 
-    After a screen, one fresh task-state run confirms it (the screen's runs supply the
-    other repeats, and the screen's run of the original code the reference); without one,
-    the whole protocol runs `repeats` times here. A deletion that breaks collection is
-    rejected, or with `allow_collection_breaks` recorded as collateral: the tests that no
-    longer collect fail in the task state like any other FAIL_TO_PASS test.
-    """
-    deletion = strategy.apply(source.project, candidate, options)
-    originals = {p: source.project.text(p) for p in deletion.new_texts}
-    deletion_patch = diff_texts({p: (originals[p], t) for p, t in deletion.new_texts.items()})
-    patch = diff_texts({p: (t, originals[p]) for p, t in deletion.new_texts.items()})
-    if not deletion_patch:
-        raise Rejected("no-change", candidate.symbol)
-    tests = list(candidate.covering_tests)
-    language = source.language
-    runner = Runner(language, source.env, sandbox, timeout)
-    with scratch_dir(cache, prefix="verify-") as scratch:
-        workspace = verification_workspace(source, deletion_patch, set(originals),
-                                           scratch / "workspace", sandbox, cache, timeout)
-        # Fingerprints of the deleted code against the task tree (bytecode aside), before
-        # any test runs in it.
-        fingerprints = fingerprint_workspace(workspace, originals)
-        errors, missing = collection_breaks(workspace, source.baseline.tests, runner) \
-            if candidate.import_time else ([], [])
-        collateral = collection_gate(errors, missing, source.baseline.stable,
-                                     allowed=allow_collection_breaks)
-        # The reference state is the original tree: once the screen has run FAIL_TO_PASS on
-        # the original code, the confirmation only proves that `patch` restores it byte for
-        # byte (the baseline ran every stable test on it, `repeats` times in two orders).
-        labels = label_tests(workspace, patch, tests, runner,
-                             repeats=1 if screened.screened else repeats,
-                             reference_repeats=0 if screened.reference_runs else None)
-        unrestored = [p for p in originals if (workspace / p).read_bytes()
-                      != (source.snapshot.root / p).read_bytes()]
-        if unrestored:
-            raise Rejected("patch-does-not-restore", unrestored[0])
-    check_labels(labels)
-    fail_to_pass = labels.fail_to_pass
-    if screened.screened and set(fail_to_pass) != set(screened.fail_to_pass):
-        differs = sorted(set(fail_to_pass) ^ set(screened.fail_to_pass))
-        raise Rejected("screen-disagrees", f"{candidate.symbol}: {differs[0]}")
-    nulls = screened.null_solutions if screened.null_solutions is not None else \
-        _null_solutions(source, strategy, candidate, options, fail_to_pass, sandbox, cache,
-                        timeout)
-    rejection = null_rejection(nulls, language.null_bodies)
-    if rejection:
-        raise rejection
-    pass_to_pass = sorted(set(source.baseline.stable) - set(fail_to_pass))
-    # Hidden tests: verification above ran on the source-only deletion; the agent's start
-    # state also lacks the FAIL_TO_PASS test files, which `test_patch` restores.
-    hidden = {} if options.tests_visible else \
-        hidden_tests(language, source.snapshot.root, fail_to_pass, set(originals))
-    modes = {p: mode for p, (_text, mode) in hidden.items()}
-    task_patch = diff_texts({**{p: (originals[p], t) for p, t in deletion.new_texts.items()},
-                             **{p: (text, None) for p, (text, _mode) in hidden.items()}}, modes)
-    test_patch = diff_texts({p: (None, text) for p, (text, _mode) in hidden.items()}, modes)
-    audit = {"ran": False, "tests": 0, "disagreements": 0}
-    if full_suite:
-        with scratch_dir(cache, prefix="audit-") as scratch:
-            workspace = verification_workspace(source, deletion_patch, set(originals),
-                                               scratch / "workspace", sandbox, cache, timeout)
-            whole = label_tests(workspace, patch, list(source.baseline.stable), runner,
-                                repeats=1)
-        problems = audit_labels(whole, fail_to_pass)
-        if problems:
-            raise Rejected("audit-disagrees", problems[0])
-        audit = {"ran": True, "tests": len(source.baseline.stable), "disagreements": 0}
-    # The leak scan, on a fresh workspace exactly as the agent gets it, and its environment.
-    scan_started = time.monotonic()
-    sanitizer = leak_scan_gate({"deletion_patch": task_patch}, source.snapshot.root,
-                               source.env.venv, fingerprints, cache)
-    scan_seconds = time.monotonic() - scan_started
-    statement = problem_statement(deletion.statement_facts, fail_to_pass, options.statement)
-    quoted = quotes_body(statement, deleted_lines(deletion_patch),
-                         allowed=deletion.statement_facts.get("quotable", ()))
-    if quoted:
-        raise Rejected("statement-quotes-body", quoted[:60])
-    symbols = [d.symbol for d in deletion.deleted]
-    lines_deleted = len(deleted_lines(deletion_patch))
-    return {
-        "instance_id": instance_id(source, strategy.name, symbols),
-        "repo": source.snapshot.name,
-        "source": source.snapshot.source,
-        "base_commit": source.snapshot.commit,
-        "snapshot": source.snapshot.id,
-        "license": source.snapshot.license,
-        "language": language.name,
-        "strategy": strategy.name,
-        "deleted": [{"path": d.path, "symbol": d.symbol, "kind": d.kind,
-                     "start_line": d.start_line, "end_line": d.end_line}
-                    for d in deletion.deleted],
-        "deletion_patch": task_patch,
-        "patch": patch,
-        "test_patch": test_patch,
-        "FAIL_TO_PASS": fail_to_pass,
-        "PASS_TO_PASS": pass_to_pass,
-        "problem_statement": statement,
-        "environment": language.environment_record(source.env),
-        "difficulty": measure(deletion, lines_deleted, fail_to_pass, len(tests), options),
-        "verification": {
-            "mode": "targeted", "repeats": repeats, "tests_run": tests,
-            # Same fields and types in every record (a field that is null in one shard and
-            # a struct in another stops datasets.load_dataset over both).
-            "screen": {"screened": screened.screened, "task_runs": screened.task_runs,
-                       "reference_runs": screened.reference_runs,
-                       "seconds": round(screened.seconds, 3),
-                       "pytest_seconds": round(screened.pytest_seconds, 3)},
-            "collection_checked": candidate.import_time,
-            "collateral": collateral,
-            "null_solutions": {language.null_bodies[b]: c for b, c in nulls.items()},
-            "audit": audit,
-            "runs": labels.runs,
-            "scan_seconds": round(scan_seconds, 3),  # the leak scan's part of confirmation
-        },
-        "sanitizer": sanitizer,
-        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "generator": {"version": version("taskforge"), "recipe_sha256": recipe_sha256,
-                      "seed": seed},
-    }
+        After a screen, one fresh task-state run confirms it (the screen's runs supply the
+        other repeats, and the screen's run of the original code the reference); without one,
+        the whole protocol runs `repeats` times here. A deletion that breaks collection is
+        rejected, or with `allow_collection_breaks` recorded as collateral: the tests that no
+        longer collect fail in the task state like any other FAIL_TO_PASS test.
+        """
+        source, options, cache, repeats = self.source, self.options, self.cache, self.repeats
+        deletion = strategy.apply(source.project, candidate, options)
+        originals = {p: source.project.text(p) for p in deletion.new_texts}
+        deletion_patch = diff_texts({p: (originals[p], t) for p, t in deletion.new_texts.items()})
+        patch = diff_texts({p: (t, originals[p]) for p, t in deletion.new_texts.items()})
+        if not deletion_patch:
+            raise Rejected("no-change", candidate.symbol)
+        tests = list(candidate.covering_tests)
+        language = source.language
+        runner = self.runner
+        with scratch_dir(cache, prefix="verify-") as scratch:
+            workspace = self.workspace(deletion_patch, set(originals), scratch / "workspace")
+            # Fingerprints of the deleted code against the task tree (bytecode aside), before
+            # any test runs in it.
+            fingerprints = fingerprint_workspace(workspace, originals)
+            errors, missing = collection_breaks(workspace, source.baseline.tests, runner) \
+                if candidate.import_time else ([], [])
+            collateral = collection_gate(errors, missing, source.baseline.stable,
+                                         allowed=self.allow_collection_breaks)
+            # The reference state is the original tree: once the screen has run FAIL_TO_PASS on
+            # the original code, the confirmation only proves that `patch` restores it byte for
+            # byte (the baseline ran every stable test on it, `repeats` times in two orders).
+            labels = label_tests(workspace, patch, tests, runner,
+                                 repeats=1 if screened.screened else repeats,
+                                 reference_repeats=0 if screened.reference_runs else None)
+            unrestored = [p for p in originals if (workspace / p).read_bytes()
+                          != (source.snapshot.root / p).read_bytes()]
+            if unrestored:
+                raise Rejected("patch-does-not-restore", unrestored[0])
+        check_labels(labels)
+        fail_to_pass = labels.fail_to_pass
+        if screened.screened and set(fail_to_pass) != set(screened.fail_to_pass):
+            differs = sorted(set(fail_to_pass) ^ set(screened.fail_to_pass))
+            raise Rejected("screen-disagrees", f"{candidate.symbol}: {differs[0]}")
+        nulls = screened.null_solutions if screened.null_solutions is not None else \
+            self.null_solutions(strategy, candidate, fail_to_pass)
+        rejection = null_rejection(nulls, language.null_bodies)
+        if rejection:
+            raise rejection
+        pass_to_pass = sorted(set(source.baseline.stable) - set(fail_to_pass))
+        # Hidden tests: verification above ran on the source-only deletion; the agent's start
+        # state also lacks the FAIL_TO_PASS test files, which `test_patch` restores.
+        hidden = {} if options.tests_visible else \
+            hidden_tests(language, source.snapshot.root, fail_to_pass, set(originals))
+        modes = {p: mode for p, (_text, mode) in hidden.items()}
+        task_patch = diff_texts({**{p: (originals[p], t) for p, t in deletion.new_texts.items()},
+                                 **{p: (text, None) for p, (text, _mode) in hidden.items()}}, modes)
+        test_patch = diff_texts({p: (None, text) for p, (text, _mode) in hidden.items()}, modes)
+        audit = {"ran": False, "tests": 0, "disagreements": 0}
+        if self.full_suite:
+            with scratch_dir(cache, prefix="audit-") as scratch:
+                workspace = self.workspace(deletion_patch, set(originals),
+                                           scratch / "workspace")
+                whole = label_tests(workspace, patch, list(source.baseline.stable), runner,
+                                    repeats=1)
+            problems = audit_labels(whole, fail_to_pass)
+            if problems:
+                raise Rejected("audit-disagrees", problems[0])
+            audit = {"ran": True, "tests": len(source.baseline.stable), "disagreements": 0}
+        # The leak scan, on a fresh workspace exactly as the agent gets it, and its environment.
+        scan_started = time.monotonic()
+        sanitizer = leak_scan_gate(task_patch, source.snapshot.root,
+                                   source.env.venv, fingerprints, cache)
+        scan_seconds = time.monotonic() - scan_started
+        statement = problem_statement(deletion.statement_facts, fail_to_pass, options.statement)
+        quoted = quotes_body(statement, deleted_lines(deletion_patch),
+                             allowed=deletion.statement_facts.get("quotable", ()))
+        if quoted:
+            raise Rejected("statement-quotes-body", quoted[:60])
+        symbols = [d.symbol for d in deletion.deleted]
+        lines_deleted = len(deleted_lines(deletion_patch))
+        return {
+            "instance_id": instance_id(source, strategy.name, symbols),
+            "repo": source.snapshot.name,
+            "source": source.snapshot.source,
+            "base_commit": source.snapshot.commit,
+            "snapshot": source.snapshot.id,
+            "license": source.snapshot.license,
+            "language": language.name,
+            "strategy": strategy.name,
+            "deleted": [{"path": d.path, "symbol": d.symbol, "kind": d.kind,
+                         "start_line": d.start_line, "end_line": d.end_line}
+                        for d in deletion.deleted],
+            "deletion_patch": task_patch,
+            "patch": patch,
+            "test_patch": test_patch,
+            "FAIL_TO_PASS": fail_to_pass,
+            "PASS_TO_PASS": pass_to_pass,
+            "problem_statement": statement,
+            "environment": language.environment_record(source.env),
+            "difficulty": measure(deletion, lines_deleted, fail_to_pass, len(tests), options),
+            "verification": {
+                "mode": "targeted", "repeats": repeats, "tests_run": tests,
+                # Same fields and types in every record (a field that is null in one shard and
+                # a struct in another stops datasets.load_dataset over both).
+                "screen": {"screened": screened.screened, "task_runs": screened.task_runs,
+                           "reference_runs": screened.reference_runs,
+                           "seconds": round(screened.seconds, 3),
+                           "pytest_seconds": round(screened.pytest_seconds, 3)},
+                "collection_checked": candidate.import_time,
+                "collateral": collateral,
+                "null_solutions": {language.null_bodies[b]: c for b, c in nulls.items()},
+                "audit": audit,
+                "runs": labels.runs,
+                "scan_seconds": round(scan_seconds, 3),  # the leak scan's part of confirmation
+            },
+            "sanitizer": sanitizer,
+            "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "generator": {"version": version("taskforge"), "recipe_sha256": self.recipe_sha256,
+                          "seed": self.seed},
+        }

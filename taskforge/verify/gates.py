@@ -11,13 +11,13 @@ candidate, `taskforge verify` runs them again on a record from scratch.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from taskforge.errors import Rejected
 from taskforge.languages.base import Runner, null_rejection
-from taskforge.materialize import materialize_record
+from taskforge.materialize import materialize
 from taskforge.sanitize import Fingerprints, sanitize_and_scan, tracked_paths
 from taskforge.workspace import scratch_dir
 
@@ -45,12 +45,14 @@ def collection_gate(errors: list[str], missing: list[str], stable: Collection[st
             "uncollected": missing}
 
 
-def leak_scan_gate(record: Mapping[str, Any], snapshot_root: Path, env_dir: Path | None,
-                   fingerprints: Fingerprints, cache: Path) -> dict[str, Any]:
-    """Materialize `record` afresh, exactly as the agent gets it, and scan it and `env_dir`:
-    the record's `sanitizer` field, or Rejected (`leak:*`, `leak-scan-undecided`)."""
+def leak_scan_gate(deletion_patch: str, snapshot_root: Path, env_dir: Path | None,
+                   fingerprints: Fingerprints, cache: Path, *,
+                   also_remove: Collection[str] = ()) -> dict[str, Any]:
+    """Materialize the deletion afresh, exactly as the agent gets it (`also_remove`: what the
+    task's own scan removed), and scan it and `env_dir`: the record's `sanitizer` field, or
+    Rejected (`leak:*`, `leak-scan-undecided`)."""
     with scratch_dir(cache, prefix="scan-") as scratch:
-        workspace, removed = materialize_record(dict(record), snapshot_root,
-                                                scratch / "workspace")
+        workspace, removed = materialize(deletion_patch, snapshot_root, scratch / "workspace",
+                                         also_remove=also_remove)
         return sanitize_and_scan(workspace, env_dir, fingerprints, tracked_paths(snapshot_root),
                                  sanitized=removed)

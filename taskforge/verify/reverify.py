@@ -4,15 +4,15 @@ collection check and the leak scan."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from taskforge.errors import Rejected
 from taskforge.languages.base import Runner
 from taskforge.materialize import materialize_record
+from taskforge.model import TaskRecord
 from taskforge.patches import apply_patch
-from taskforge.sanitize import fingerprint_record
+from taskforge.sanitize import fingerprint_record, scan_removals
 from taskforge.verify.gates import (
     collection_gate,
     leak_scan_gate,
@@ -23,7 +23,7 @@ from taskforge.verify.protocol import collection_breaks, label_tests
 from taskforge.workspace import scratch_dir
 
 
-def reverify(record: Mapping[str, Any], snapshot_root: Path, runner: Runner, cache: Path, *,
+def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, cache: Path, *,
              full_suite: bool = False) -> list[str]:
     """The problems found, each `gate: what` (empty: verified). `full_suite`: the labels of
     every FAIL_TO_PASS and PASS_TO_PASS test, not only the tests verification ran."""
@@ -43,11 +43,11 @@ def reverify(record: Mapping[str, Any], snapshot_root: Path, runner: Runner, cac
 
 
 class _Reverify:
-    def __init__(self, record: dict[str, Any], snapshot_root: Path, runner: Runner,
+    def __init__(self, record: TaskRecord, snapshot_root: Path, runner: Runner,
                  cache: Path) -> None:
         self.record, self.root, self.runner, self.cache = record, snapshot_root, runner, cache
 
-    def _workspace(self, dest: Path, record: dict[str, Any] | None = None) -> Path:
+    def _workspace(self, dest: Path, record: TaskRecord | None = None) -> Path:
         """A fresh materialization with its hidden tests back: where the gates' tests run."""
         record = record or self.record
         workspace, _removed = materialize_record(record, self.root, dest)
@@ -107,5 +107,6 @@ class _Reverify:
 
     def leak_scan(self) -> list[str]:
         fingerprints = fingerprint_record(self.record, self.root)  # of the code, not hidden tests
-        leak_scan_gate(self.record, self.root, self.runner.env.venv, fingerprints, self.cache)
+        leak_scan_gate(self.record["deletion_patch"], self.root, self.runner.env.venv,
+                       fingerprints, self.cache, also_remove=scan_removals(self.record))
         return []

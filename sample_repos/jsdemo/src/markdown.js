@@ -97,7 +97,7 @@ export function parseBlocks(source) {
 }
 
 const isBlockStart = (line) =>
-  FENCE.test(line) || HEADING.test(line) || listItem(line) !== null || line.startsWith('>');
+  FENCE.test(line) || HEADING.test(line) || Boolean(listItem(line)) || line.startsWith('>');
 
 function renderBlock(block, options) {
   switch (block.type) {

@@ -75,7 +75,8 @@ export class LRUCache<K, V> implements Iterable<[K, V]> {
     this.entries.set(key, { value, expires: this.options.now() + ttlMs });
     while (this.entries.size > this.options.maxSize) {
       const [oldest, entry] = this.entries.entries().next().value as [K, Entry<V>];
-      this.remove(oldest, entry, 'size');
+      this.entries.delete(oldest);
+      this.evicted(oldest, entry, 'size');
     }
     return this;
   }
@@ -85,7 +86,8 @@ export class LRUCache<K, V> implements Iterable<[K, V]> {
     if (!entry) {
       return false;
     }
-    this.remove(key, entry, 'deleted');
+    this.entries.delete(key);
+    this.evicted(key, entry, 'deleted');
     return true;
   }
 
@@ -114,14 +116,15 @@ export class LRUCache<K, V> implements Iterable<[K, V]> {
   private live(key: K): Entry<V> | undefined {
     const entry = this.entries.get(key);
     if (entry && entry.expires <= this.options.now()) {
-      this.remove(key, entry, 'expired');
+      this.entries.delete(key);
+      this.evicted(key, entry, 'expired');
       return undefined;
     }
     return entry;
   }
 
-  private remove(key: K, entry: Entry<V>, reason: EvictionReason): void {
-    this.entries.delete(key);
+  /** Count and report an entry that its caller has just taken out. */
+  private evicted(key: K, entry: Entry<V>, reason: EvictionReason): void {
     if (reason !== 'deleted') {
       this.evictions += 1;
     }
@@ -132,7 +135,8 @@ export class LRUCache<K, V> implements Iterable<[K, V]> {
     const now = this.options.now();
     for (const [key, entry] of [...this.entries]) {
       if (entry.expires <= now) {
-        this.remove(key, entry, 'expired');
+        this.entries.delete(key);
+        this.evicted(key, entry, 'expired');
       }
     }
   }

@@ -4,13 +4,16 @@ import {
   array, boolean, formatPath, number, object, oneOf, string, ValidationError, type Infer,
 } from '../src/schema.js';
 
-const user = object({
-  name: string(),
-  age: number().refine((n) => n >= 0, 'must not be negative'),
-  admin: boolean().optional(),
-  role: oneOf('owner', 'member'),
-  tags: array(string()),
-});
+// Built inside each test, not at import time: a broken schema factory then fails the tests that
+// use it instead of the whole file's import.
+const userSchema = () =>
+  object({
+    name: string(),
+    age: number().refine((n) => n >= 0, 'must not be negative'),
+    admin: boolean().optional(),
+    role: oneOf('owner', 'member'),
+    tags: array(string()),
+  });
 
 describe('primitives', () => {
   it('accept their own type', () => {
@@ -29,6 +32,7 @@ describe('primitives', () => {
 
 describe('composites', () => {
   it('object parses a valid value and infers its type', () => {
+    const user = userSchema();
     const value = user.parse({ name: 'ada', age: 36, role: 'owner', tags: ['x'], extra: 1 });
     expect(value).toEqual({ name: 'ada', age: 36, role: 'owner', tags: ['x'] });
     expectTypeOf(value).toEqualTypeOf<Infer<typeof user>>();
@@ -36,6 +40,7 @@ describe('composites', () => {
   });
 
   it('object reports every problem with its path', () => {
+    const user = userSchema();
     const result = user.safeParse({ name: 1, age: -1, role: 'guest', tags: ['ok', 2] });
     expect(result.success).toBe(false);
     expect(!result.success && result.issues).toEqual([
@@ -47,6 +52,7 @@ describe('composites', () => {
   });
 
   it('object rejects non-objects', () => {
+    const user = userSchema();
     for (const bad of [null, [], 'x']) {
       expect(user.safeParse(bad)).toEqual({ success: false, issues: [{ path: [], message: 'expected object' }] });
     }
@@ -80,6 +86,7 @@ describe('composites', () => {
 
 describe('errors', () => {
   it('parse throws a ValidationError listing the issues', () => {
+    const user = userSchema();
     let error: unknown;
     try {
       user.parse({ name: 'ada', age: 1, role: 'member', tags: [null] });

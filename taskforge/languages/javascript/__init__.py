@@ -22,7 +22,15 @@ from taskforge.languages.javascript.files import (
     is_test_file,
 )
 from taskforge.languages.strategy import Project, Strategy
-from taskforge.model import Baseline, Environment, EnvSpec, Snapshot, SourceSpec, TestRun
+from taskforge.model import (
+    Baseline,
+    Environment,
+    EnvSpec,
+    Snapshot,
+    SourceSpec,
+    TaskRecord,
+    TestRun,
+)
 from taskforge.sandbox import Sandbox
 
 # The trivial solutions, by the name `Strategy.apply(body=...)` knows them: the text each puts
@@ -165,7 +173,7 @@ class JavaScriptLanguage(Language):
     def is_protected(self, rel: str) -> bool:
         return is_protected(rel)
 
-    def grade_run(self, record: Mapping[str, Any], solution: Path, snapshot_root: Path,
+    def grade_run(self, record: TaskRecord, solution: Path, snapshot_root: Path,
                   env: Environment, sandbox: Sandbox, cache: Path, *, timeout: float,
                   checks: bool) -> GradedRun:
         from taskforge.languages.javascript.grading.run import grade_run

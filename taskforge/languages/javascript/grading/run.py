@@ -10,15 +10,13 @@ back here. With `checks`, canaries whose outcome the grader knows run in the sam
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from taskforge.languages.base import GradedRun
 from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.javascript.grading.files import copy_solution, restore_protected, tree_files
 from taskforge.languages.javascript.testing import run_tests
-from taskforge.model import Environment
+from taskforge.model import Environment, TaskRecord
 from taskforge.patches import created_files
 from taskforge.sandbox import Sandbox
 from taskforge.workspace import scratch_dir
@@ -30,7 +28,7 @@ def _snapshot_files(root: Path) -> frozenset[str]:
     return frozenset(tree_files(root))
 
 
-def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, env: Environment,
+def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, env: Environment,
               sandbox: Sandbox, cache: Path, *, timeout: float, checks: bool) -> GradedRun:
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))

@@ -1,4 +1,5 @@
-"""Deletion strategies, registered by name. A new strategy is one class added to STRATEGIES."""
+"""Python's deletion strategies (LibCST), registered by name. A new strategy is one class added
+to STRATEGIES; stages reach them through `PythonLanguage.strategies`."""
 
 from __future__ import annotations
 
@@ -11,14 +12,7 @@ from taskforge.languages.python.delete.remove_method import RemoveMethod
 from taskforge.languages.python.delete.remove_module import RemoveModule
 from taskforge.languages.python.delete.stub_class import StubClass
 from taskforge.languages.python.delete.stub_function import StubFunction
-from taskforge.languages.python.files import is_test_file
-from taskforge.languages.strategy import (
-    BROKEN_IMPORTS,
-    STATEMENT_DETAIL,
-    SelectOptions,
-    Strategy,
-    TaskOptions,
-)
+from taskforge.languages.strategy import Strategy
 
 STRATEGIES: dict[str, type[Strategy]] = {cls.name: cls for cls in (
     StubFunction, RemoveFunction, StubClass, RemoveMethod, FeatureCluster, RemoveBranch,
@@ -33,6 +27,4 @@ def get_strategy(name: str) -> Strategy:
             from None
 
 
-__all__ = ["BROKEN_IMPORTS", "STATEMENT_DETAIL", "STRATEGIES", "PythonProject", "SelectOptions",
-           "Strategy", "TaskOptions",
-           "get_strategy", "is_test_file"]
+__all__ = ["STRATEGIES", "PythonProject", "get_strategy"]

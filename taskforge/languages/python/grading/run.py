@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from taskforge.languages.base import GradedRun
 from taskforge.languages.python.files import is_protected
@@ -32,7 +30,7 @@ from taskforge.languages.python.grading.installed import installed_modules, pyte
 from taskforge.languages.python.grading.integrity import channel_findings, new_key, read_channel
 from taskforge.languages.python.grading.static import scan_solution
 from taskforge.languages.python.testing.runner import run_tests
-from taskforge.model import Environment, Finding, TestRun
+from taskforge.model import Environment, Finding, TaskRecord, TestRun
 from taskforge.patches import created_files
 from taskforge.sandbox import Sandbox
 from taskforge.workspace import scratch_dir
@@ -44,7 +42,7 @@ def _snapshot_files(root: Path) -> frozenset[str]:
     return frozenset(tree_files(root))
 
 
-def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, env: Environment,
+def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, env: Environment,
               sandbox: Sandbox, cache: Path, *, timeout: float, checks: bool) -> GradedRun:
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))

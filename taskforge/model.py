@@ -49,7 +49,7 @@ class Snapshot:
 class EnvSpec:
     """What an environment is built from; recorded in every task so it can be rebuilt elsewhere."""
 
-    python: str
+    python: str  # the interpreter's version (JavaScript: the Node.js version)
     project_install: str | None  # extras spec for an editable install, e.g. ".[test]"; None: no build
     requirements: tuple[str, ...]  # extra requirement strings (test deps, tools)
     install: tuple[str, ...]  # recipe override: shell commands run inside the venv
@@ -61,7 +61,7 @@ class EnvSpec:
 class Environment:
     key: str
     spec: EnvSpec
-    venv: Path
+    venv: Path  # the environment's directory: a virtualenv (Python), the home of node_modules (JavaScript)
     pythonpath: tuple[str, ...]  # workspace-relative import roots
     frozen: tuple[str, ...]  # resolved package versions
     build_seconds: float

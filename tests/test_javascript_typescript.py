@@ -22,7 +22,7 @@ def test_typescript_tasks_verify_and_grade(tf_cache: Path, tmp_path: Path) -> No
         seed: 0
         sources:
           - path: {REPO_ROOT / "sample_repos" / "tsdemo"}
-        strategies: [stub-function, stub-class]
+        strategies: [stub-function]
         select: {{min_covering_tests: 1, min_body_lines: 3, max_tasks_per_source: 2}}
         verify: {{repeats: 2, timeout_s: 300}}
         sandbox: bwrap

@@ -77,6 +77,10 @@ def test_detection_order_and_polyglot_trees(tmp_path: Path) -> None:
                   "tests-only": "c8 --100 node --test test/"}}, {}, "node-test", ("test/",)),
     ({"scripts": {"test": "eslint . ; nyc --reporter=text mocha 'test/**/*.js'"}}, {}, "mocha",
      ("test/**/*.js",)),
+    # json-schema-traverse 1.0.0's scripts: a wrapper before npm run
+    ({"scripts": {"eslint": "eslint index.js spec", "test-spec": "mocha spec -R spec",
+                  "test": "npm run eslint && nyc npm run test-spec"},
+      "devDependencies": {"mocha": "8"}}, {}, "mocha", ("spec",)),
     ({}, {".mocharc.yml": "spec: test\n"}, "mocha", ()),
     ({}, {}, "node-test", ()),
 ])

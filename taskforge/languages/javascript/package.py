@@ -70,13 +70,15 @@ def _commands(package: dict[str, Any], name: str = "test", depth: int = 0) -> li
             words = shlex.split(part)
         except ValueError:
             words = part.split()
-        if len(words) >= 3 and words[0] in ("npm", "pnpm", "yarn") and \
-                words[1] in ("run", "run-script"):
-            commands += _commands(package, words[2], depth + 1)
-        elif len(words) >= 2 and words[0] in ("npm", "pnpm", "yarn") and words[1] == "test":
+        # the package manager may come after a wrapper (`nyc npm run test-spec`)
+        at = next((i for i, w in enumerate(words) if w in ("npm", "pnpm", "yarn")), None)
+        tail = words[at:] if at is not None else []
+        if len(tail) >= 3 and tail[1] in ("run", "run-script"):
+            commands += _commands(package, tail[2], depth + 1)
+        elif len(tail) >= 2 and tail[1] == "test":
             commands += _commands(package, "test", depth + 1) if name != "test" else []
-        elif len(words) == 2 and words[0] in ("pnpm", "yarn") and words[1] in scripts:
-            commands += _commands(package, words[1], depth + 1)
+        elif len(tail) == 2 and tail[0] in ("pnpm", "yarn") and tail[1] in scripts:
+            commands += _commands(package, tail[1], depth + 1)
         elif words:
             commands.append(words)
     return commands

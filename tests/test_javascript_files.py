@@ -62,6 +62,12 @@ def test_detection_order_and_polyglot_trees(tmp_path: Path) -> None:
                                     "src/a.ts": "export const a: number = 1;\n",
                                     "src/types.d.ts": ""}, name="typed")
     assert detect_language(typed, "typed").name == "typescript"
+    # declarations and tsd's type tests do not make a JavaScript package TypeScript
+    typed_js = make_project(tmp_path, {"package.json": '{"scripts": {"test": "node --test"}}',
+                                       "index.js": "", "types/index.d.ts": "",
+                                       "types/index.test-d.ts": "", "tsconfig.json": "{}"},
+                            name="typed-js")
+    assert detect_language(typed_js, "typed-js").name == "javascript"
 
 
 @pytest.mark.parametrize(("package", "files", "runner", "args"), [

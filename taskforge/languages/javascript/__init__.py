@@ -19,6 +19,7 @@ from taskforge.languages.javascript.files import (
     SOURCE_SUFFIXES,
     TYPESCRIPT_SUFFIXES,
     is_protected,
+    is_source,
     is_test_file,
 )
 from taskforge.languages.strategy import Project, Strategy
@@ -183,7 +184,8 @@ class JavaScriptLanguage(Language):
 
 
 class TypeScriptLanguage(JavaScriptLanguage):
-    """A JavaScript project written in TypeScript (a tsconfig.json, or TypeScript sources):
+    """A JavaScript project written in TypeScript (TypeScript sources besides its tests and
+    type declarations: a package that only ships `.d.ts` files and type tests is JavaScript):
     the same environments, runners and grader; tree-sitter's TypeScript grammar deletes from
     its `.ts` files, and its records say `typescript`."""
 
@@ -192,6 +194,10 @@ class TypeScriptLanguage(JavaScriptLanguage):
     def detect(self, root: Path) -> bool:
         if not super().detect(root):
             return False
-        return (root / "tsconfig.json").is_file() or any(
-            p.suffix in TYPESCRIPT_SUFFIXES and not p.name.endswith(".d.ts")
-            for p in root.rglob("*") if "node_modules" not in p.relative_to(root).parts)
+        for path in root.rglob("*"):
+            rel = path.relative_to(root)
+            if "node_modules" in rel.parts or path.suffix not in TYPESCRIPT_SUFFIXES:
+                continue
+            if is_source(rel.as_posix()) and not is_test_file(rel.as_posix()):
+                return True
+        return False

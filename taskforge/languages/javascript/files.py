@@ -12,8 +12,9 @@ TYPESCRIPT_SUFFIXES = (".ts", ".mts", ".cts", ".tsx")
 # Directories that hold tests by convention (jest's __tests__, mocha's and node's test/).
 TEST_DIRS = ("test", "tests", "__tests__", "spec", "__mocks__", "__fixtures__", "fixtures")
 # `name.test.js`, `name.spec.ts`, `name-test.js`, `name_test.mjs`, `test-name.js`, `test.js`:
-# the names node's runner, jest, vitest and mocha pick up by default.
-TEST_NAMES = ("*.test.*", "*.spec.*", "*-test.*", "*_test.*", "test-*.*", "test.*")
+# the names node's runner, jest, vitest and mocha pick up by default; `name.test-d.ts`: tsd's.
+TEST_NAMES = ("*.test.*", "*.spec.*", "*-test.*", "*_test.*", "test-*.*", "test.*",
+              "*.test-d.*")  # the last: tsd's type tests
 # Runner configuration: tests' behaviour and what reports them. package.json carries the
 # `scripts`, `jest`, `mocha` and `c8` keys besides the dependencies; the environment is
 # rebuilt from the record, so it is restored whole.

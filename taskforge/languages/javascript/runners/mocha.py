@@ -1,4 +1,4 @@
-"""mocha, from the project's own dependencies (`node_modules/mocha/bin/mocha.js`).
+"""mocha, from the project's own dependencies (`node_modules/.bin/_mocha`).
 
 The report is our reporter's (support/taskforge-mocha-reporter.cjs): JSON lines with each
 test's file and title path, from mocha's own runner events, all in the one process mocha
@@ -93,7 +93,9 @@ class MochaRunner(JsTestRunner):
         # passed on without it (the rest of it, `require`, `ui`, `timeout`..., applies).
         config = report.parent / "mocharc.cjs"
         config.write_text(_config_without_spec(workspace))
-        argv = ["node", "node_modules/mocha/bin/mocha.js", "--config", str(config),
+        # `_mocha` runs the tests in its own process (every release has it; `mocha` is
+        # bin/mocha in 8 and bin/mocha.js from 9 on, and may start a child for node flags)
+        argv = ["node", "node_modules/.bin/_mocha", "--config", str(config),
                 "--no-package", "--reporter", str(REPORTER), "--no-color", "--exit"]
         if coverage:
             argv += ["--require", str(HOOKS)]

@@ -37,7 +37,7 @@ from taskforge.errors import UserError
 from taskforge.languages.javascript.package import LOCKFILES, read_package
 from taskforge.model import Environment, EnvSpec, Snapshot
 
-FORMAT = 1  # bump when the layout of a built environment changes
+FORMAT = 2  # bump when the layout of a built environment changes (2: nested self-copies gone)
 LOCKFILE = "package-lock.json"
 
 
@@ -148,10 +148,15 @@ def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path,
     # deleted code. The tests import the workspace's code by its name through `exports`
     # (a package's self-reference), never this copy.
     name = package.get("name")
-    if isinstance(name, str) and name and (env_dir / "node_modules" / name).exists():
-        shutil.rmtree(env_dir / "node_modules" / name, ignore_errors=True)
-        notes.append(f"node_modules/{name} (a release of the package itself, which a "
-                     "dependency pulled in) removed: it would hold the deleted code")
+    if isinstance(name, str) and name:
+        # at the top, or nested under the dependency that wanted another release
+        copies = [env_dir / "node_modules" / name,
+                  *(env_dir / "node_modules").glob(f"**/node_modules/{name}")]
+        for copy in sorted({c for c in copies if c.is_dir() and not c.is_symlink()}):
+            shutil.rmtree(copy, ignore_errors=True)
+            notes.append(f"{copy.relative_to(env_dir).as_posix()} (a release of the package "
+                         "itself, which a dependency pulled in) removed: it would hold the "
+                         "deleted code")
     resolved = (env_dir / LOCKFILE).read_text(encoding="utf-8") \
         if (env_dir / LOCKFILE).is_file() else "{}"
     write_json(staging / "environment.json", {

@@ -40,7 +40,7 @@ def runner_of(env: Environment) -> tuple[JsTestRunner, tuple[str, ...]]:
     """The environment's runner and the arguments its test script gives it: the record's
     `test_command` is `<runner> [args...]`."""
     name, *args = env.spec.test_command
-    return runner_named(name), tuple(args)
+    return runner_named(name, env.venv / "node_modules"), tuple(args)
 
 
 @contextlib.contextmanager

@@ -37,6 +37,9 @@ def file_of(test_id: str) -> str:
 
 class JsTestRunner(abc.ABC):
     name: ClassVar[str]
+
+    def __init__(self, modules: Path | None = None) -> None:
+        self.modules = modules  # the environment's node_modules (which release is installed)
     #: Whether one test file that fails to load stops the whole run (mocha: one process).
     loads_all_or_nothing: ClassVar[bool] = False
 

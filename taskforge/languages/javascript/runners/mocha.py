@@ -9,8 +9,9 @@ The project's configuration (.mocharc or package.json's `mocha`: `require`, `ui`
 ...) applies, passed on without `spec` (mocha would add those files to the ones it is given);
 the files are the test script's arguments, or the configuration's `spec`, or mocha's default
 (`./test`, not recursive unless `--recursive`). Selection: those files and `--grep` matching the full
-titles exactly. Collection: `--dry-run`. A file that fails to load stops mocha's whole run;
-collection then tries each file alone to name the ones that fail.
+titles exactly. Collection: `--dry-run` (mocha 9 on; before, a real run of everything). A
+file that fails to load stops mocha's whole run; collection then tries each file alone to name
+the ones that fail.
 """
 
 from __future__ import annotations
@@ -101,14 +102,24 @@ class MochaRunner(JsTestRunner):
             argv += ["--require", str(HOOKS)]
         if test_timeout is not None:
             argv += ["--timeout", str(int(test_timeout * 1000))]
-        if collect_only:
+        if collect_only and self._major() >= 9:
             argv.append("--dry-run")
+        # before 9 there is no --dry-run (and an unknown option takes the next word as its
+        # value): collection is a real run of everything
         elif select is not None:
             titles = sorted({re.sub(r" \[\d+\]$", "", t.split("::", 1)[1]).replace(" > ", " ")
                              for t in select})
             argv += ["--grep", f"^(?:{'|'.join(map(re.escape, titles))})$"]
         argv += list(reversed(files)) if reverse else list(files)
         return argv
+
+    def _major(self) -> int:
+        """The installed mocha's major version (0 when unknown)."""
+        try:
+            version = json.loads((self.modules / "mocha" / "package.json").read_text())["version"]
+            return int(str(version).split(".")[0])
+        except (TypeError, OSError, ValueError, KeyError):
+            return 0
 
     def report_variables(self, report: Path) -> dict[str, str]:
         return {"TASKFORGE_REPORT": str(report)}

@@ -92,6 +92,9 @@ def test_the_projects_lockfile_is_installed_with_npm_ci(tmp_path: Path) -> None:
     assert env.frozen == first.env.frozen
     assert json.loads((env.venv.parent / "environment.json").read_text())["lockfile_from"] \
         == "project"
+    record = JS.environment_record(env)
+    assert record["lockfile"] is None  # the snapshot holds it
+    assert JS.environment_from_record(record, snapshot, tmp_path / "cache-c").venv == env.venv
 
 
 def test_a_dependency_that_does_not_exist_is_one_line(tmp_path: Path) -> None:

@@ -102,7 +102,7 @@ class JavaScriptLanguage(Language):
                        decisions=(f"tests: {shlex.join(command)} ({decision})",))
 
     def environment_record(self, env: Environment) -> dict[str, Any]:
-        from taskforge.languages.javascript.env import resolved_lockfile
+        from taskforge.languages.javascript.env import recorded_lockfile
 
         spec = env.spec
         # `python` carries the Node.js version (the field's name is Python's).
@@ -110,7 +110,8 @@ class JavaScriptLanguage(Language):
                 "requirements": [], "install": list(spec.install),
                 "test_command": shlex.join(spec.test_command), "pythonpath": [],
                 "frozen": list(env.frozen), "key": env.key,
-                "lockfile": resolved_lockfile(env)}
+                # the tree npm resolved here (None: the project's own lockfile, in the snapshot)
+                "lockfile": recorded_lockfile(env)}
 
     def environment_from_record(self, record: Mapping[str, Any], snapshot: Snapshot,
                                 cache: Path) -> Environment:

@@ -183,3 +183,10 @@ def resolved_lockfile(env: Environment) -> str | None:
     """The lockfile the environment was installed from (None: none was written)."""
     path = env.venv / LOCKFILE
     return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def recorded_lockfile(env: Environment) -> str | None:
+    """What a task record keeps to rebuild the same tree: the lockfile npm resolved, unless it
+    is the project's own (the snapshot has that one)."""
+    meta = read_json(env.venv.parent / "environment.json")
+    return None if meta.get("lockfile_from") == "project" else resolved_lockfile(env)

@@ -6,6 +6,7 @@ reference 1 and the untouched workspace 0."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,23 @@ def test_typescript_tasks_verify_and_grade(tf_cache: Path, tmp_path: Path) -> No
         apply_patch(workspace, record["patch"])
         reference = task.grade(workspace, sandbox="bwrap")
         assert (reference.reward, reference.tampered) == (1.0, ()), reference
+
+
+@pytest.mark.parametrize("name", ["bwrap", "docker"])
+def test_vitest_runs_in_each_sandbox(name: str, tf_cache: Path, tmp_path: Path) -> None:
+    from test_sandbox import require
+
+    from taskforge.languages import language_named
+    from taskforge.model import SourceSpec
+    from taskforge.sources import ingest_source
+
+    root = REPO_ROOT / "sample_repos" / "tsdemo"
+    spec = SourceSpec(kind="path", location=str(root))
+    ts = language_named("typescript")
+    snapshot = ingest_source(spec, tf_cache, REPO_ROOT)
+    env = ts.prepare(spec, snapshot, tf_cache, lambda _m: None).env
+    workspace = tmp_path / "ws"
+    shutil.copytree(snapshot.root, workspace)
+    run = ts.run_tests(env, workspace, require(name), timeout=300)
+    assert len(run.outcomes) == 70 and set(run.outcomes.values()) == {"passed"}, run.log_tail
+    assert not (workspace / "node_modules").exists()  # vite's files went with the run's links

@@ -122,6 +122,21 @@ RULES: tuple[ArtifactRule, ...] = (
                  snapshot=False, description="bundler and transpiler caches"),
     ArtifactRule("source-maps", files=("*.map",), snapshot=False,
                  description="source maps embed the original sources (sourcesContent)"),
+    # A tree's own node_modules holds installed packages, often a release of the package
+    # itself (a dev tool depending on it); tests get the environment's, linked in per run.
+    ArtifactRule("node-modules", dirs=("node_modules",),
+                 description="installed packages, a copy of the package itself among them"),
+    ArtifactRule("js-tool-caches",
+                 dirs=(".jest-cache", ".vite", ".vitest", ".turbo", ".swc"),
+                 files=(".eslintcache", ".stylelintcache", ".prettiercache", "*.tsbuildinfo"),
+                 description="jest, vite/vitest, turbo, swc and eslint caches; TypeScript's "
+                 "incremental build info lists the sources and their signatures"),
+    # Often the compiled package (`tsc --outDir lib`, babel's `lib/`, dual esm/cjs builds);
+    # in many JavaScript projects `lib/` is the source itself, tracked: kept then.
+    ArtifactRule("js-compiled-outputs", dirs=("lib", "esm", "cjs", "umd", "out-tsc"),
+                 snapshot=False, description="compiled JavaScript the repository does not track"),
+    ArtifactRule("js-coverage-outputs", dirs=("coverage",), snapshot=False,
+                 description="istanbul/c8 reports quote every source line"),
 )
 
 

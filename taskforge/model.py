@@ -26,8 +26,8 @@ class SourceSpec:
     origin: str | None = field(default=None, compare=False)
 
     def describe(self) -> str:
-        if self.kind == "pypi":
-            return f"pypi:{self.location}"
+        if self.kind in ("pypi", "npm"):
+            return f"{self.kind}:{self.location}"
         if self.kind == "git" and self.ref:
             return f"{self.location}@{self.ref}"
         return self.location
@@ -53,7 +53,7 @@ class Snapshot:
 class EnvSpec:
     """What an environment is built from; recorded in every task so it can be rebuilt elsewhere."""
 
-    python: str
+    python: str  # the interpreter's version (JavaScript: the Node.js version)
     project_install: str | None  # extras spec for an editable install, e.g. ".[test]"; None: no build
     requirements: tuple[str, ...]  # extra requirement strings (test deps, tools)
     install: tuple[str, ...]  # recipe override: shell commands run inside the venv
@@ -68,7 +68,7 @@ class EnvSpec:
 class Environment:
     key: str
     spec: EnvSpec
-    venv: Path
+    venv: Path  # the environment's directory: a virtualenv (Python), the home of node_modules (JavaScript)
     pythonpath: tuple[str, ...]  # workspace-relative import roots
     frozen: tuple[str, ...]  # resolved package versions
     build_seconds: float

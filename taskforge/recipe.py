@@ -113,7 +113,7 @@ class _StrictLoader(yaml.SafeLoader):
 
 
 TOP_KEYS = {"name", "seed", "sources", "strategies", "select", "task", "verify", "sandbox"}
-SOURCE_KEYS = {"path", "git", "pypi", "ref", "install", "test_command", "python"}
+SOURCE_KEYS = {"path", "git", "pypi", "npm", "ref", "install", "test_command", "python"}
 SELECT_KEYS = {"min_covering_tests", "min_body_lines", "max_tasks_per_source", "licenses",
                "max_source_mb", "min_stable_tests", "lines", "min_lines", "max_lines", "symbols"}
 TASK_KEYS = {"tests_visible", "keep_docstrings", "broken_imports", "statement"}
@@ -248,9 +248,9 @@ def _licenses(c: _Checker, raw: Any) -> tuple[str, ...]:
 
 def _source(c: _Checker, raw: Any, where: str) -> SourceSpec:
     table = c.mapping(raw, where, SOURCE_KEYS)
-    kinds = [k for k in ("path", "git", "pypi") if k in table]
+    kinds = [k for k in ("path", "git", "pypi", "npm") if k in table]
     if len(kinds) != 1:
-        raise c.fail(where, "give exactly one of path, git, pypi")
+        raise c.fail(where, "give exactly one of path, git, pypi, npm")
     kind = kinds[0]
     location = c.typed(table, kind, where, str, None)
     if "ref" in table and kind != "git":

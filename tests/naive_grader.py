@@ -7,6 +7,8 @@ believes the test process does. An attack that does not win against it proves no
 
 from __future__ import annotations
 
+import html
+import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -43,3 +45,38 @@ def naive_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
         if not {child.tag for child in case} & {"failure", "error", "skipped"}:
             passed.add((case.get("classname"), case.get("name")))
     return 1.0 if all(junit_key(t) in passed for t in ids) else 0.0
+
+
+def naive_js_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
+    """The naive grader for a JavaScript task: the project's own test script (`npm test`,
+    which reads the workspace's package.json and .npmrc) with node's JUnit reporter added,
+    the environment's node_modules linked in, every id's `suite > test` present and passed
+    (Node 20's JUnit XML names no file)."""
+    copy = scratch / "naive-js-workspace"
+    shutil.copytree(workspace, copy, symlinks=True)
+    env = task.environment()
+    (copy / "node_modules").symlink_to(env.venv / "node_modules")
+    junit = scratch / "naive-junit.xml"
+    home = scratch / "naive-js-home"
+    home.mkdir()
+    subprocess.run(["npm", "test", "--", "--test-reporter=junit",
+                    f"--test-reporter-destination={junit}"], cwd=copy, capture_output=True,
+                   timeout=300, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
+                                     "npm_config_update_notifier": "false"})
+    if not junit.is_file():
+        return 0.0
+    passed: set[str] = set()
+
+    def walk(node: ET.Element, suites: list[str]) -> None:
+        for child in node:
+            if child.tag == "testsuite":
+                walk(child, [*suites, html.unescape(child.get("name", ""))])
+            elif child.tag == "testcase" and not {c.tag for c in child} & {
+                    "failure", "error", "skipped"}:
+                # Node 20's JUnit reporter escapes names twice (`&amp;quot;`)
+                passed.add(html.unescape(" > ".join([*suites, child.get("name", "")])))
+
+    walk(ET.parse(junit).getroot(), [])
+    ids = sorted(set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"]))
+    return 1.0 if all(re.sub(r" \[\d+\]$", "", t.split("::", 1)[1]) in passed
+                      for t in ids) else 0.0

@@ -45,7 +45,7 @@ def grade_reference(task: taskforge.Task, dest: Path) -> taskforge.GradeResult:
 def test_every_quickstart_reference_scores_one_with_nothing_reported(tf_cache: Path,
                                                                     tmp_path: Path) -> None:
     text = (REPO_ROOT / "recipes" / "quickstart.yaml").read_text()
-    for name in ("textkit", "spans", "exprcalc"):
+    for name in ("textkit", "spans", "exprcalc", "jsdemo"):
         text = text.replace(f"path: sample_repos/{name}", f"path: {REPO_ROOT / 'sample_repos' / name}")
     tasks = generate(text, tmp_path, tf_cache)
     assert len(tasks) >= 50

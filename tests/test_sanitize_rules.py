@@ -71,19 +71,28 @@ CASES = [
     ("notebook-checkpoints", "nb/.ipynb_checkpoints/explore-checkpoint.ipynb",
      "nb/.ipynb_checkpoints"),
     ("jvm-bytecode", "java/com/ex/Scores.class", "java/com/ex/Scores.class"),
-    ("jvm-archives", "lib/scores.jar", "lib/scores.jar"),
-    ("jvm-archives", "lib/scores.war", "lib/scores.war"),
+    ("jvm-archives", "jars/scores.jar", "jars/scores.jar"),
+    ("jvm-archives", "jars/scores.war", "jars/scores.war"),
     ("build-directories", "target/classes/Scores.class", "target"),
     ("build-directories", "out/production/app/Scores.class", "out"),
     ("build-directories", ".gradle/8.0/fileHashes/x.bin", ".gradle"),
-    ("js-caches", "web/node_modules/.cache/babel-loader/1f.json", "web/node_modules/.cache"),
     ("js-caches", ".parcel-cache/data.mdb", ".parcel-cache"),
     ("source-maps", "static/app.js.map", "static/app.js.map"),
     ("source-maps", "static/site.css.map", "static/site.css.map"),
+    # node_modules/.cache goes with its node_modules (js-caches names it for trees where
+    # node_modules is tracked)
+    ("node-modules", "web/node_modules/.cache/babel-loader/1f.json", "web/node_modules"),
+    ("node-modules", "node_modules/jsdemo/src/store.js", "node_modules"),
+    ("js-tool-caches", ".eslintcache", ".eslintcache"),
+    ("js-tool-caches", "tsconfig.tsbuildinfo", "tsconfig.tsbuildinfo"),
+    ("js-tool-caches", "node_modules_cache/.vite/deps/_metadata.json", "node_modules_cache/.vite"),
+    ("js-compiled-outputs", "lib/index.js", "lib"),
+    ("js-compiled-outputs", "packages/core/esm/index.mjs", "packages/core/esm"),
+    ("js-coverage-outputs", "coverage/lcov-report/store.js.html", "coverage"),
 ]
 
 SOURCES = ["pkg/__init__.py", "pkg/mod.py", "pkg/out.py", "pkg/target.py", "pkg/build_info.py",
-           "pkg/_modules/__init__.py", "README.md", "web/node_modules/left-pad/index.js",
+           "pkg/_modules/__init__.py", "README.md", "web/index.js",
            "docs/conf.py", "docs/index.rst", "tests/test_mod.py"]
 
 

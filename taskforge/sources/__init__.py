@@ -1,4 +1,5 @@
-"""Sources: a local path, a git URL at a ref, or a pinned PyPI sdist, each becomes a Snapshot."""
+"""Sources: a local path, a git URL at a ref, a pinned PyPI sdist or a pinned npm package,
+each becomes a Snapshot."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from taskforge.errors import UserError
 from taskforge.model import Snapshot, SourceSpec
 from taskforge.sources.git import ingest_git
 from taskforge.sources.local import ingest_path
+from taskforge.sources.npm import ingest_npm
 from taskforge.sources.pypi import ingest_pypi
 from taskforge.sources.store import read_notes
 
@@ -20,6 +22,8 @@ def ingest_source(spec: SourceSpec, cache: Path, base_dir: Path, max_mb: float |
     source's build reads its version from git (see `ingest_git`)."""
     if spec.kind == "pypi":
         snapshot = ingest_pypi(spec.location, cache)
+    elif spec.kind == "npm":
+        snapshot = ingest_npm(spec.location, cache)
     elif spec.kind == "git":
         snapshot = ingest_git(spec.location, spec.ref, cache, describe_if)
     else:

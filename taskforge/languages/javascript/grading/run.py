@@ -1,0 +1,47 @@
+"""One grading run of a JavaScript solution: the clean copy, the record's runner in the
+sandbox with the environment's packages linked in, and what the solution tried.
+
+The runner and its arguments come from the record's environment (never from the solution's
+package.json, which is restored anyway); its report is written outside the workspace and read
+back here. With `checks`, canaries whose outcome the grader knows run in the same run
+(`canaries.py`).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from taskforge.languages.base import GradedRun
+from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
+from taskforge.languages.javascript.grading.files import copy_solution, restore_protected, tree_files
+from taskforge.languages.javascript.testing import run_tests
+from taskforge.model import Environment, TaskRecord
+from taskforge.patches import created_files
+from taskforge.sandbox import Sandbox
+from taskforge.workspace import scratch_dir
+
+
+@functools.lru_cache(maxsize=16)
+def _snapshot_files(root: Path) -> frozenset[str]:
+    """A snapshot never changes (content-addressed): list it once per process."""
+    return frozenset(tree_files(root))
+
+
+def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, env: Environment,
+              sandbox: Sandbox, cache: Path, *, timeout: float, checks: bool) -> GradedRun:
+    """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
+    expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
+    with scratch_dir(cache, prefix="grade-") as scratch:
+        copy = scratch / "workspace"
+        tampered = copy_solution(solution, copy)
+        tampered += restore_protected(copy, snapshot_root, set(_snapshot_files(snapshot_root)),
+                                      tree_files(copy),
+                                      hidden=created_files(record.get("test_patch", "")))
+        canaries = plant_canaries(copy, expected, env.spec.test_command[0]) if checks else []
+        run, _report = run_tests(env, copy, sandbox, timeout=timeout,
+                                 select=expected + [c.test_id for c in canaries])
+    findings = canary_findings(canaries, run.outcomes, set(run.collection_errors)) \
+        if checks and not run.timed_out else []
+    return GradedRun(outcomes=dict(run.outcomes), timed_out=run.timed_out,
+                     tampered=tuple(tampered), findings=tuple(findings))

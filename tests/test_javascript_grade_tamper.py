@@ -1,0 +1,120 @@
+"""Attacks on the JavaScript grader, each next to its positive control: the naive grader of
+tests/naive_grader.py (the project's own `npm test`, its report, every id passed) scores the
+attack 1.0, and `taskforge grade` scores it 0 and says why in `tampered`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import apply_patch
+from js_tasks import generated
+from naive_grader import naive_js_reward
+
+import taskforge
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def js_out(tf_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generated(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def js_tasks(js_out: Path) -> taskforge.TaskSet:
+    return taskforge.load_tasks(str(js_out))
+
+QUIET_HOOKS = {
+    # Loader hooks that hand every test file a node:test whose tests swallow their errors.
+    "tools/quiet.mjs": "import { register } from 'node:module';\n"
+                       "register('./quiet-hooks.mjs', import.meta.url);\n",
+    "tools/quiet-hooks.mjs": "const shim = new URL('./quiet-test.mjs', import.meta.url).href;\n"
+                             "export async function resolve(specifier, context, next) {\n"
+                             "  if (specifier === 'node:test' && context.parentURL !== shim)\n"
+                             "    return { url: shim, shortCircuit: true };\n"
+                             "  return next(specifier, context);\n}\n",
+    "tools/quiet-test.mjs": "import * as real from 'node:test';\n"
+                            "const quiet = (run) => (name, fn) => run(name, async (t) => {\n"
+                            "  try { await fn?.(t); } catch {} });\n"
+                            "export const test = quiet(real.test);\n"
+                            "export const it = quiet(real.it);\n"
+                            "export const { describe, suite, before, after, beforeEach,\n"
+                            "  afterEach, mock } = real;\nexport default test;\n",
+}
+
+
+def _plant(ws: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+
+
+def npmrc_preloads_loader_hooks(ws: Path, task: taskforge.Task) -> None:
+    _plant(ws, {**QUIET_HOOKS, ".npmrc": "node-options=--import ./tools/quiet.mjs\n"})
+
+
+def package_json_test_script_preloads_hooks(ws: Path, task: taskforge.Task) -> None:
+    _plant(ws, QUIET_HOOKS)
+    package = json.loads((ws / "package.json").read_text())
+    package["scripts"]["test"] = "node --import ./tools/quiet.mjs --test"
+    (ws / "package.json").write_text(json.dumps(package, indent=2))
+
+
+def edit_the_failing_test_file(ws: Path, task: taskforge.Task) -> None:
+    for rel in sorted({t.split("::")[0] for t in task.record["FAIL_TO_PASS"]}):
+        path = ws / rel
+        text = path.read_text()
+        line = next(ln for ln in text.splitlines() if "from 'node:test'" in ln)
+        renamed = re.sub(r"\btest\b(?=[^{]*})", "test as realTest", line, count=1)
+        text = text.replace(line, renamed + "\nconst test = (name, fn) => realTest(name, "
+                            "async (t) => { try { await fn(t); } catch {} });", 1)
+        path.write_text(text)
+
+
+def assertions_made_no_ops_by_the_solution(ws: Path, task: taskforge.Task) -> None:
+    """The solution's own module, imported by the tests, turns node:assert's assertions into
+    no-ops: whatever the stub returns, the tests pass. Nothing but the test process's own
+    behaviour changes: the canaries must catch it."""
+    rel = task.record["deleted"][0]["path"]
+    path = ws / rel
+    path.write_text(path.read_text().replace('throw new Error("not implemented");',
+                                             "return undefined;") +
+                    "\nimport assertModule from 'node:assert';\n"
+                    "for (const target of [assertModule, assertModule.strict]) {\n"
+                    "  for (const name of Object.keys(target)) {\n"
+                    "    if (typeof target[name] === 'function' && name !== 'AssertionError')\n"
+                    "      target[name] = () => {};\n  }\n}\n")
+
+
+ATTACKS: dict[str, tuple[Callable[[Path, taskforge.Task], None], str]] = {
+    "npmrc": (npmrc_preloads_loader_hooks, "added .npmrc"),
+    "package-json": (package_json_test_script_preloads_hooks, "edited package.json"),
+    "test-file": (edit_the_failing_test_file, "edited test/"),
+    "no-op-assertions": (assertions_made_no_ops_by_the_solution, "canary "),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_attack_wins_against_the_naive_grader_and_scores_zero(
+        attack: str, js_tasks: taskforge.TaskSet, tmp_path: Path) -> None:
+    task = next(t for t in js_tasks if t.record["strategy"] == "stub-function")
+    change, reported = ATTACKS[attack]
+    workspace = task.materialize(tmp_path / "ws")
+    change(workspace, task)
+    assert naive_js_reward(task, workspace, tmp_path) == 1.0  # the attack works ...
+    result = task.grade(workspace, sandbox="bwrap")
+    assert result.reward == 0.0, result  # ... and not here
+    assert any(reported in line for line in result.tampered), result.tampered
+
+
+def test_the_reference_is_not_tampering(js_tasks: taskforge.TaskSet, tmp_path: Path) -> None:
+    task = next(t for t in js_tasks if t.record["strategy"] == "stub-function")
+    workspace = task.materialize(tmp_path / "ws")
+    apply_patch(workspace, task.record["patch"])
+    assert naive_js_reward(task, workspace, tmp_path) == 1.0
+    result = task.grade(workspace, sandbox="bwrap")
+    assert (result.reward, result.tampered) == (1.0, ())

@@ -29,7 +29,15 @@ def behaviour_of(test_id: str) -> str:
 def _items(facts: dict[str, Any]) -> list[dict[str, Any]]:
     # `stub-function` gives one definition's facts at the top level.
     return facts.get("items") or [{k: facts.get(k) for k in
-                                   ("symbol", "path", "kind", "signature", "docstring")}]
+                                   ("symbol", "path", "kind", "signature", "docstring",
+                                    "fence")}]
+
+
+def _raises(facts: dict[str, Any], plural: bool = False) -> str:
+    """What the stub does, in the language's words (`raises NotImplementedError` for Python;
+    a language's facts may say otherwise, under `raises`: `throws ...`)."""
+    said = facts.get("raises") or "raises `NotImplementedError`"
+    return said.replace("raises", "raise").replace("throws", "throw") if plural else said
 
 
 def _intro(facts: dict[str, Any], items: list[dict[str, Any]]) -> list[str]:
@@ -37,7 +45,7 @@ def _intro(facts: dict[str, Any], items: list[dict[str, Any]]) -> list[str]:
     first = items[0]
     if kind == "class":
         return [f"Implement the methods of the class `{symbol}` in `{path}`.", "",
-                "Their bodies are missing (they raise `NotImplementedError`); the class "
+                f"Their bodies are missing (they {_raises(facts, True)}); the class "
                 "statement, its attributes and every signature stay as they are."]
     if kind in ("method", "methods") and facts.get("state") == "removed":
         names = ", ".join(f"`{i['symbol'].rsplit('.', 1)[1]}`" for i in items)
@@ -46,27 +54,27 @@ def _intro(facts: dict[str, Any], items: list[dict[str, Any]]) -> list[str]:
                 "Add them back so that the class behaves as documented and tested."]
     if kind == "function" and facts.get("state") in ("removed", "stub"):
         where = "has been removed from" if facts["state"] == "removed" else \
-            "is only a placeholder (it accepts anything and raises `NotImplementedError`) in"
+            f"is only a placeholder (it accepts anything and {_raises(facts)}) in"
         return [f"The function `{symbol}` {where} `{path}`; the code that uses it still "
                 "expects it.", "", "Write it again."]
     if kind == "cluster":
         helpers = facts.get("helpers", 0)
         return [f"Implement the {first['kind']} `{symbol}` in `{path}`.", "",
-                f"Its body is missing (it raises `NotImplementedError`), and the "
+                f"Its body is missing (it {_raises(facts)}), and the "
                 f"{helpers} private helper{'s' if helpers != 1 else ''} it relied on "
                 f"{'were' if helpers != 1 else 'was'} removed too: write whatever helpers "
                 "you need."]
     if kind == "branch":
         return [f"In the {first['kind']} `{symbol}` in `{path}`, the case "
-                f"`{facts['condition']}` is not handled any more: that branch raises "
-                "`NotImplementedError`.", "",
+                f"`{facts['condition']}` is not handled any more: that branch "
+                f"{_raises(facts)}.", "",
                 "Implement what it must do; the other cases already work."]
     if kind == "module":
         return [f"The module `{symbol}` (`{path}`) has lost its implementation: its public "
-                "names are placeholders that raise `NotImplementedError`, and its private "
+                f"names are placeholders that {_raises(facts, True)}, and its private "
                 "helpers are gone.", "", "Implement the module."]
     return [f"Implement the {kind} `{symbol}` in `{path}`.", "",
-            "Its body is missing (it raises `NotImplementedError`)."]
+            f"Its body is missing (it {_raises(facts)})."]
 
 
 def _api(facts: dict[str, Any], items: list[dict[str, Any]], detail: str) -> list[str]:
@@ -82,7 +90,7 @@ def _api(facts: dict[str, Any], items: list[dict[str, Any]], detail: str) -> lis
     single = len(items) == 1
     lines += ["", "Keep this signature:" if single else "With these signatures:"]
     for item in items:
-        lines += ["", "```python", item["signature"], "```"]
+        lines += ["", f"```{item.get('fence') or 'python'}", item["signature"], "```"]
         if item.get("docstring") and detail == "full":
             lead = "Its documentation says:" if single else f"`{item['symbol']}` is documented as:"
             lines += ["", lead, "", *[f"> {ln}".rstrip() for ln in item["docstring"].splitlines()]]
@@ -95,7 +103,7 @@ def problem_statement(facts: dict[str, Any], fail_to_pass: list[str],
     if facts["kind"] in ("function", "method") and not facts.get("state"):
         # `stub-function`: the body is missing, the signature is in the code.
         lines = [f"Implement the {facts['kind']} `{facts['symbol']}` in `{facts['path']}`.", "",
-                 "Its body is missing (it raises `NotImplementedError`)."
+                 f"Its body is missing (it {_raises(facts)})."
                  + (" Keep this signature:" if detail != "minimal" else "")]
         api = _api(facts, items, detail)
         lines += api[2:] if api else []

@@ -15,7 +15,10 @@ from taskforge.model import TaskRecord
 
 # name -> (module, class). The order is detection's: the first language whose `detect`
 # accepts a snapshot is its language.
+# Java first: a build file with Java test sources is never a Python project, while a Java
+# project may carry a stray Python script.
 _HOMES: dict[str, tuple[str, str]] = {
+    "java": ("taskforge.languages.java", "JavaLanguage"),
     "python": ("taskforge.languages.python", "PythonLanguage"),
 }
 _LOADED: dict[str, Language] = {}

@@ -38,7 +38,7 @@ from taskforge.cache import build_once, digest, read_json, write_json
 from taskforge.errors import UserError
 from taskforge.model import Environment, EnvSpec, Snapshot
 
-FORMAT = 1  # bump when the layout of a built environment changes
+FORMAT = 2  # bump when the layout of a built environment changes
 JAVA_SHARE = Path("/usr/share/java")
 MAVEN_REPO = Path("/usr/share/maven-repo")
 LAUNCHER = JAVA_SHARE / "junit-platform-console-standalone.jar"

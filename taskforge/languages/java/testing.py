@@ -61,7 +61,7 @@ from taskforge.model import Baseline, Environment, Snapshot, TestRun
 from taskforge.sandbox import Mounts, Sandbox
 from taskforge.workspace import scratch_copy, scratch_dir
 
-FORMAT = 1
+FORMAT = 2  # 2: the reader's output read from a file
 # Surefire's default test class names (the console launcher's default lacks `*TestCase`).
 CLASS_NAMES = r"^(Test.*|.+[.$]Test.*|.*Tests?|.*TestCase)$"
 JVM_FLAGS = ("-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:off",
@@ -94,7 +94,7 @@ class Report:
 def variables(home: Path) -> dict[str, str]:
     return {"PATH": f"{jdk_home() / 'bin'}:/usr/bin:/bin", "HOME": str(home),
             "TMPDIR": str(home), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-            "JAVA_HOME": str(jdk_home()), "JAVA_TOOL_OPTIONS": "", "CI": "true"}
+            "JAVA_HOME": str(jdk_home()), "CI": "true"}
 
 
 def _mounts(env: Environment, writable: tuple[Path, ...]) -> Mounts:
@@ -454,13 +454,15 @@ def read_coverage(env: Environment, workspace: Path, sandbox: Sandbox, coverage:
     classes the run used; what ran outside any test has the id ""."""
     home = scratch / "home"
     home.mkdir(exist_ok=True)
-    argv = [str(jdk_home() / "bin" / "java"), "-Xmx512m", "-cp", reader_classpath(env),
-            "taskforge.java.CoverageReader", str(coverage), str(compiled.classes),
-            "--with-ancestors"]
+    out = scratch / "coverage.jsonl"
+    argv = [str(jdk_home() / "bin" / "java"), "-Xmx512m", f"-Dtaskforge.coverage.out={out}",
+            "-cp", reader_classpath(env), "taskforge.java.CoverageReader", str(coverage),
+            str(compiled.classes), "--with-ancestors"]
     result = sandbox.exec(argv, workspace=workspace, env=variables(home), timeout=timeout,
                           mounts=_mounts(env, (scratch, coverage)))
     entries = []
-    for line in result.output.splitlines():
+    text = out.read_text(encoding="utf-8", errors="replace") if out.is_file() else ""
+    for line in text.splitlines():
         if line.startswith("{"):
             with contextlib.suppress(ValueError):
                 entries.append(json.loads(line))

@@ -53,7 +53,11 @@ public final class CoverageReader {
             String[] f = line.split("\t", -1);
             byId.put(f[4], f);
         }
-        PrintStream out = new PrintStream(System.out, false, "UTF-8");
+        // -Dtaskforge.coverage.out=FILE: the JSON lines go there (a sandbox keeps only the
+        // tail of a command's output)
+        String target = System.getProperty("taskforge.coverage.out");
+        PrintStream out = target == null ? new PrintStream(System.out, false, "UTF-8")
+                : new PrintStream(Files.newOutputStream(Paths.get(target)), false, "UTF-8");
         for (String[] f : byId.values()) {
             if (!f[1].equals("test")) {
                 continue;
@@ -72,6 +76,9 @@ public final class CoverageReader {
         load(outside, dir.resolve("_outside.exec"));
         out.println(toJson("", "OUTSIDE", analyze(outside.getExecutionDataStore(), classes)));
         out.flush();
+        if (target != null) {
+            out.close();
+        }
     }
 
     private static void load(ExecFileLoader loader, Path file) throws IOException {

@@ -83,16 +83,21 @@ def java_version() -> str:
     return m.group(1) if m else "unknown"
 
 
+@functools.cache
 def jdk_mounts() -> tuple[Path, ...]:
-    """What a sandbox must see for the JDK and Debian's jars: the JDK's home, the /etc
-    directory its `conf` links into, and /usr/share/java (every recorded jar is there)."""
+    """What a sandbox must see for the JDK and Debian's jars: the JDK's home, the
+    directories outside /usr its links point into (Debian keeps the JDK's configuration in
+    /etc/java-17-openjdk and its CA store in /etc/ssl/certs/java), and /usr/share/java
+    (every recorded jar is there)."""
     found = [jdk_home(), JAVA_SHARE]
-    conf = jdk_home() / "conf"
-    if conf.is_symlink():
-        found.append(conf.resolve())
-    for path in (jdk_home() / "lib" / "security" / "cacerts",):
-        if path.is_symlink():
-            found.append(path.resolve().parent)
+    for dirpath, dirnames, filenames in os.walk(jdk_home()):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            if not path.is_symlink():
+                continue
+            target = path.resolve()
+            if target.exists() and target.parts[1:2] == ("etc",) and len(target.parts) > 2:
+                found.append(Path(*target.parts[:3]))  # /etc/java-17-openjdk
     return tuple(dict.fromkeys(found))
 
 

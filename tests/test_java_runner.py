@@ -61,7 +61,8 @@ def test_compile_errors_are_collection_errors(project, tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     shutil.copytree(snapshot.root, workspace)
     broken = workspace / "src/test/java/javademo/util/PairTest.java"
-    broken.write_text(broken.read_text().replace("void valueSemantics() {", "void valueSemantics() { int x = ;"))
+    broken.write_text(broken.read_text().replace("void valueSemantics() {",
+                                                 "void valueSemantics() { int x = ;"))
     collected = JAVA.collect(env, workspace, sandbox, timeout=600)
     assert "<collect-error>::src/test/java/javademo/util/PairTest.java" in collected
     assert ALLOCATION in collected and "javademo.util.PairTest::valueSemantics()" not in collected

@@ -119,3 +119,35 @@ def test_a_jar_and_a_jar_inside_a_zip(task, tmp_path: Path) -> None:
     assert found == {
         "lib/app.jar!javademo/money/Money.class!method:allocate([I)[Ljavademo/money/Money;",
         "dist.zip!lib/dep.jar!javademo/money/Money.class!method:allocate([I)[Ljavademo/money/Money;"}
+
+
+def test_every_stub_of_the_sample_scans_clean_and_its_original_is_found(task,
+                                                                         tmp_path: Path) -> None:
+    """Each stub-method task state of javademo scans clean; with the original's classes
+    planted (one javac run), every deleted method is found in them."""
+    _ws, _fp, money, _task = task
+    originals = money.parents[2]  # the javac output root of the original
+    snapshot = Snapshot(id="s" * 40, name="javademo", source=str(JAVADEMO), commit="0" * 40,
+                        root=JAVADEMO, license=None)
+    project = JAVA.project(snapshot, None)  # type: ignore[arg-type]
+    coverage = {p: {ln: (0,) for ln in range(1, 500)} for p in project.source_files}
+    baseline = Baseline(key="k", tests=("t.T::a()",), stable=("t.T::a()",), flaky=(), failing=(),
+                        run_seconds=(), coverage=coverage)
+    strategy = JAVA.strategy("stub-method")
+    workspace = tmp_path / "ws"
+    shutil.copytree(JAVADEMO, workspace)
+    planted = tmp_path / "planted"
+    shutil.copytree(originals, planted)
+    checked = 0
+    for candidate in strategy.candidates(project, baseline, SelectOptions()):
+        deletion = strategy.apply(project, candidate, TaskOptions())
+        original = project.text(candidate.path)
+        (workspace / candidate.path).write_text(deletion.new_texts[candidate.path])
+        try:
+            fingerprints = fingerprint_workspace(workspace, {candidate.path: original})
+            assert scan(fingerprints, [workspace]) == [], candidate.symbol
+            assert _code_hits(scan(fingerprints, [planted])), candidate.symbol
+        finally:
+            (workspace / candidate.path).write_text(original)
+        checked += 1
+    assert checked == 71

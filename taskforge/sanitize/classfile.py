@@ -24,9 +24,11 @@ MAGIC = b"\xca\xfe\xba\xbe"
 PRIMITIVES = {"B": "byte", "C": "char", "D": "double", "F": "float", "I": "int", "J": "long",
               "S": "short", "Z": "boolean", "V": "void"}
 ATHROW = 0xBF
-# A stub's code: new, dup, ldc, invokespecial, athrow (10 bytes); `return null;` and the other
-# trivial bodies are shorter still. A body of three or more lines compiles to more.
-STUB_CODE = 12
+NEW = 0xBB
+# A stub's code: new, dup, ldc (ldc_w), invokespecial, athrow: 10 (11) bytes; a trivial body's
+# (`return null;`, `return 0L;`, `return;`): 2 bytes at most.
+STUB_CODE = 11
+TRIVIAL_CODE = 2
 
 
 class ClassFormatError(ValueError):
@@ -49,9 +51,12 @@ class Method:
         return parameter_names(self.descriptor)
 
     def is_stub(self) -> bool:
-        """Nothing but a throw, or a trivial return: what a task state or a trivial
-        solution compiles to, never a real body."""
-        return len(self.code) <= STUB_CODE
+        """Nothing but a throw of a new exception (`new; dup; ldc; invokespecial; athrow`),
+        or a trivial return (`aconst_null; areturn`, `iconst_0; ireturn`, `return`, ...):
+        what a task state or a trivial solution compiles to, never a real body."""
+        code = self.code
+        return len(code) <= TRIVIAL_CODE or (
+            len(code) <= STUB_CODE and code[0] == NEW and code[-1] == ATHROW)
 
 
 @dataclass

@@ -156,3 +156,50 @@ def test_remove_method_rules(project, everything_covered) -> None:
     # the test files that call it no longer compile: their tests cover the deletion
     assert any(t.startswith("javademo.money.MoneyTest") for t in times.covering_tests) or \
         times.covering_tests == ("t.ATest::a()",)
+
+
+POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>x</groupId><artifactId>y</artifactId><version>1</version>
+  <properties><maven.compiler.source>1.8</maven.compiler.source>
+    <jupiter.version>5.9.2</jupiter.version></properties>
+  <dependencies>
+    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId>
+      <version>${jupiter.version}</version><scope>test</scope></dependency>
+    %s
+  </dependencies>
+</project>
+"""
+
+
+def test_dependencies_resolve_in_debians_repository_or_set_the_source_aside(tmp_path: Path
+                                                                             ) -> None:
+    from java_support import require_jdk
+
+    from taskforge.errors import UserError
+    from taskforge.languages.java.env import spec_for
+
+    require_jdk()
+    test = {"src/test/java/a/ATest.java": "class ATest {}\n"}
+    ok = make_project(tmp_path, {"pom.xml": POM % "", **test}, name="ok")
+    spec = spec_for(ok, "ok")
+    assert "org.junit.jupiter:junit-jupiter:5.9.2" in spec.requirements
+    assert any(n.startswith("org.opentest4j:opentest4j:") for n in spec.requirements)
+    assert spec.test_command == ("javac+console-launcher", "--release", "8")
+    assert all(Path(jar).is_file() for jar in spec.install)
+    pioneer = ("<dependency><groupId>org.junit-pioneer</groupId><artifactId>junit-pioneer"
+               "</artifactId><version>1.9.1</version><scope>test</scope></dependency>")
+    missing = make_project(tmp_path, {"pom.xml": POM % pioneer, **test}, name="missing")
+    with pytest.raises(UserError, match=r"org.junit-pioneer:junit-pioneer:1.9.1 \(test\).*"
+                                        r"Maven Central"):
+        spec_for(missing, "missing")
+    gradle = make_project(tmp_path, {
+        "build.gradle": "plugins { id 'java' }\njava { sourceCompatibility = '17' }\n"
+                        "dependencies {\n"
+                        "    testImplementation 'org.junit.jupiter:junit-jupiter:5.9.2'\n"
+                        "    testImplementation \"org.hamcrest:hamcrest:2.2\"\n}\n", **test},
+        name="gradle")
+    spec = spec_for(gradle, "gradle")
+    assert {"org.junit.jupiter:junit-jupiter:5.9.2", "org.hamcrest:hamcrest:2.2"} <= \
+        set(spec.requirements)
+    assert spec.test_command[-1] == "17"

@@ -87,3 +87,80 @@ def test_per_test_coverage(project) -> None:
     assert index["javademo.text.TextStatsTest::countsWords()"] not in ran
     assert JAVA.cached_baseline(snapshot, env, require("bwrap"), cache, repeats=2,
                                 test_timeout=60) == baseline
+
+
+SEALED = {
+    "pom.xml": "<project><modelVersion>4.0.0</modelVersion><groupId>m</groupId>"
+               "<artifactId>m</artifactId><version>1</version><properties>"
+               "<maven.compiler.release>17</maven.compiler.release></properties><dependencies>"
+               "<dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter"
+               "</artifactId><version>5.9.2</version><scope>test</scope></dependency>"
+               "</dependencies></project>\n",
+    "src/main/java/m/Shapes.java": '''\
+        package m;
+
+        public final class Shapes {
+            public sealed interface Shape permits Square, Circle {
+                double area();
+            }
+
+            public record Square(double side) implements Shape {
+                public double area() {
+                    return side * side;
+                }
+            }
+
+            public record Circle(double r) implements Shape {
+                public double area() {
+                    return Math.PI * r * r;
+                }
+            }
+
+            public static String kind(Object o) {
+                if (o instanceof Square s) {
+                    return "square " + s.side();
+                }
+                return "other";
+            }
+        }
+        ''',
+    "src/test/java/m/ShapesTest.java": '''\
+        package m;
+
+        import static org.junit.jupiter.api.Assertions.assertEquals;
+
+        import org.junit.jupiter.api.Test;
+
+        class ShapesTest {
+            @Test
+            void squareArea() {
+                assertEquals(4.0, new Shapes.Square(2).area());
+            }
+
+            @Test
+            void kinds() {
+                assertEquals("other", Shapes.kind(1));
+            }
+        }
+        ''',
+}
+
+
+def test_java_17_and_a_class_jacoco_cannot_instrument(tmp_path: Path) -> None:
+    """Records and patterns are covered per test; the sealed interface JaCoCo 0.8.6 cannot
+    instrument makes its file's coverage the whole suite's, never nobody's."""
+    from conftest import make_project
+
+    require_jdk()
+    root = make_project(tmp_path, SEALED, name="shapes")
+    cache = tmp_path / "cache"
+    snapshot = Snapshot(id="q" * 40, name="shapes", source=str(root), commit="0" * 40,
+                        root=root, license=None)
+    env = JAVA.prepare(SourceSpec(kind="path", location=str(root)), snapshot, cache,
+                       lambda _m: None).env
+    assert env.spec.test_command[-1] == "17"
+    baseline = JAVA.baseline(snapshot, env, require("bwrap"), cache, repeats=2, timeout=600,
+                             test_timeout=60)
+    assert baseline.stable == ("m.ShapesTest::kinds()", "m.ShapesTest::squareArea()")
+    lines = baseline.coverage["src/main/java/m/Shapes.java"]
+    assert set(lines[5]) == {0, 1}  # the sealed interface's file: every test

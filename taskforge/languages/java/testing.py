@@ -67,6 +67,7 @@ CLASS_NAMES = r"^(Test.*|.+[.$]Test.*|.*Tests?|.*TestCase)$"
 JVM_FLAGS = ("-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:off",
              "-Djava.awt.headless=true")
 _ERROR = re.compile(r"^(/[^:\n]+\.java):(\d+): error: (.*)$", re.MULTILINE)
+_UNINSTRUMENTED = re.compile(r"Error while instrumenting ([\w/$]+?)\.?\s")
 _SEGMENT = re.compile(r"\[([\w-]+):((?:[^\]\\]|\\.)*)\]")
 TestMap = dict[str, dict[int, set[int]]]
 
@@ -344,6 +345,10 @@ def _run(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
             if coverage_dir is not None and not timed_out:
                 entries = read_coverage(env, workspace, sandbox, coverage_dir, compiled, scratch,
                                         timeout)
+                # JaCoCo 0.8.6 cannot instrument some Java 17 classes (sealed types): they
+                # load uninstrumented, and their coverage is unknown, not empty
+                entries += [{"uninstrumented": m} for m in sorted(set(
+                    _UNINSTRUMENTED.findall(result.output)))]
     outcomes = dict(report.outcomes)
     if chosen is not None:
         outcomes = {t: outcomes.get(t, "error") for t in chosen}
@@ -417,8 +422,18 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
             runs.append(run)
     tests = tuple(sorted({t for r in runs for t in r.outcomes}))
     index = {t: i for i, t in enumerate(tests)}
+    everyone = set(range(len(tests)))
     for entries in per_run:
         for entry in entries:
+            if "uninstrumented" in entry:  # every test may run it: the whole-suite fallback
+                rel = f"{MAIN_DIR}/{entry['uninstrumented'].split('$', 1)[0]}.java"
+                source = snapshot.root / rel
+                if source.is_file():
+                    lines = source.read_bytes().count(b"\n") + 1
+                    by_line = test_map.setdefault(rel, {})
+                    for line in range(1, lines + 1):
+                        by_line.setdefault(line, set()).update(everyone)
+                continue
             test = test_id(entry["id"]) if entry["id"] else None
             idx = index.get(test, -1) if test else -1
             for rel, lines in entry["lines"].items():

@@ -52,7 +52,6 @@ from taskforge.languages.java.files import (
     MAIN_RESOURCES,
     TEST_DIR,
     TEST_RESOURCES,
-    is_test_file,
     java_files,
     test_source_of,
 )
@@ -506,10 +505,6 @@ def _load(path: Path) -> Baseline:
     subprocess_lines = {p: tuple(lines) for p, lines in data.pop("subprocess_lines").items()}
     return Baseline(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()},
                     coverage=coverage, subprocess_lines=subprocess_lines)
-
-
-def is_java_test(rel: str) -> bool:
-    return is_test_file(rel) and rel.endswith(".java")
 
 
 __all__ = ["Compiled", "Report", "collected_ids", "compile_tree", "run_baseline", "run_tests",

@@ -131,7 +131,7 @@ def runner_tampering(copy: Path) -> list[Finding]:
             findings.append(Finding(f"{rel}: switches on JUnit extension auto-detection", True))
         if rel.startswith(MAIN_DIR + "/") and rel.endswith(".java") and _JUNIT_IN_MAIN.search(text):
             findings.append(Finding(f"{rel}: main code uses JUnit (an extension or the "
-                                    "platform's API) ", True))
+                                    "platform's API)", True))
     return findings
 
 

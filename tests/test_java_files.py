@@ -203,3 +203,27 @@ def test_dependencies_resolve_in_debians_repository_or_set_the_source_aside(tmp_
     assert {"org.junit.jupiter:junit-jupiter:5.9.2", "org.hamcrest:hamcrest:2.2"} <= \
         set(spec.requirements)
     assert spec.test_command[-1] == "17"
+
+
+def test_the_null_body_rewrite_of_a_removal_gives_what_apply_writes(project, everything_covered,
+                                                                    tmp_path: Path) -> None:
+    """remove-method: the record's removal, rewritten, puts the methods back with trivial
+    bodies: applied to the original it gives `apply(body=...)`'s text, for every candidate."""
+    from taskforge.patches import apply_patch, diff_texts
+
+    strategy = JAVA.strategy("remove-method")
+    checked = 0
+    for candidate in strategy.candidates(project, everything_covered, SelectOptions()):
+        original = project.text(candidate.path)
+        task = strategy.apply(project, candidate, TaskOptions()).new_texts[candidate.path]
+        for body in JAVA.null_bodies:
+            trivial = strategy.apply(project, candidate, TaskOptions(),
+                                     body=body).new_texts[candidate.path]
+            workspace = tmp_path / f"{checked}"
+            (workspace / candidate.path).parent.mkdir(parents=True)
+            (workspace / candidate.path).write_text(original)
+            apply_patch(workspace, JAVA.with_null_body(
+                diff_texts({candidate.path: (original, task)}), body))
+            assert (workspace / candidate.path).read_text() == trivial, candidate.symbol
+            checked += 1
+    assert checked >= 20

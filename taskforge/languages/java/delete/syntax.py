@@ -275,25 +275,152 @@ def _return_type_above(lines: list[str]) -> str:
     return re.sub(r"\s+", "", m.group(1)) if m else "Object"
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
+
+
 def null_body_patch(patch: str, body: str) -> str:
     """A unified diff whose added stub lines become the trivial statement for their method's
-    return type, read from the new-side lines above each stub in its hunk."""
+    return type (read from the new-side lines above each stub in its hunk), and whose removed
+    methods (remove-method) come back with the trivial statement as their body: what the
+    strategies write with `apply(body=...)`, hunk by hunk."""
+    out: list[str] = []
+    hunk: list[str] = []
+    header: re.Match[str] | None = None
+    shift = 0
+
+    def flush() -> None:
+        nonlocal shift, header, hunk
+        if header is None:
+            return
+        lines = _restore_removed(_stubs_to_trivial(hunk))
+        old_start, new_start = int(header.group(1)), int(header.group(3))
+        old_count = sum(1 for ln in lines if ln[:1] in (" ", "-"))
+        new_count = sum(1 for ln in lines if ln[:1] in (" ", "+"))
+        start = new_start + shift
+        shift += new_count - int(header.group(4) if header.group(4) is not None else 1)
+        out.append(f"@@ -{old_start},{old_count} +{start},{new_count} @@{header.group(5)}\n")
+        out.extend(lines)
+        header, hunk = None, []
+
+    for line in patch.splitlines(keepends=True):
+        match = _HUNK.match(line.rstrip("\r\n"))
+        if match:
+            flush()
+            header = match
+        elif line.startswith("diff ") or (line.startswith(("---", "+++")) and header is None):
+            flush()
+            shift = 0 if line.startswith("diff ") else shift
+            out.append(line)
+        elif header is not None:
+            hunk.append(line)
+        else:
+            out.append(line)
+    flush()
+    return "".join(out)
+
+
+def _stubs_to_trivial(hunk: list[str]) -> list[str]:
     out: list[str] = []
     new_side: list[str] = []
-    for line in patch.splitlines(keepends=True):
-        if line.startswith("@@") or line.startswith(("---", "+++", "diff ")):
-            new_side = []
-            out.append(line)
-            continue
+    for line in hunk:
         content = line[1:].rstrip("\r\n")
         if line.startswith("+") and content.strip() == STUB:
             indent = content[:len(content) - len(content.lstrip())]
             ending = line[len(line.rstrip("\r\n")):]
-            statement = trivial_statement(_return_type_above(new_side))
-            out.append("+" + indent + statement + ending)
+            out.append("+" + indent + trivial_statement(_return_type_above(new_side)) + ending)
             new_side.append(content)
             continue
         if line.startswith((" ", "+")):
             new_side.append(content)
         out.append(line)
-    return "".join(out)
+    return out
+
+
+def _restore_removed(hunk: list[str]) -> list[str]:
+    """Each run of removed lines that holds whole method declarations: the lines outside
+    the methods' bodies back as context, each body's lines removed and the trivial statement
+    added in their place (its indentation: the body's first statement's, as `stub_block`)."""
+    out: list[str] = []
+    i = 0
+    while i < len(hunk):
+        if not hunk[i].startswith("-") or hunk[i].startswith("---"):
+            out.append(hunk[i])
+            i += 1
+            continue
+        j = i
+        while j < len(hunk) and hunk[j].startswith("-"):
+            j += 1
+        # A diff may align the run a few lines off the declarations (`}` of the method
+        # before it removed, its own `}` kept): slide it down over equal context lines.
+        for k in range(0, 8):
+            if k and not (j + k - 1 < len(hunk) and hunk[j + k - 1].startswith(" ")
+                          and hunk[j + k - 1][1:] == hunk[i + k - 1][1:]):
+                break
+            run = [*hunk[i + k:j], *("-" + ln[1:] for ln in hunk[j:j + k])]
+            restored = _restore_run(run)
+            if restored is not run:
+                out.extend(" " + ln[1:] for ln in hunk[i:i + k])
+                out.extend(restored)
+                i = j + k
+                break
+        else:
+            out.extend(hunk[i:j])
+            i = j
+            continue
+        if i < j:  # or up, over equal context lines before it
+            for k in range(1, 8):
+                if not (i - k >= 0 and out and out[-1 - (k - 1)].startswith(" ")
+                        and hunk[i - k].startswith(" ") and hunk[i - k][1:] == hunk[j - k][1:]):
+                    break
+                run = [*("-" + ln[1:] for ln in hunk[i - k:i]), *hunk[i:j - k]]
+                restored = _restore_run(run)
+                if restored is not run:
+                    del out[len(out) - k:]
+                    out.extend(restored)
+                    out.extend(" " + ln[1:] for ln in hunk[j - k:j])
+                    i = j
+                    break
+        if i < j:  # no alignment parsed: the run as it was
+            out.extend(hunk[i:j])
+            i = j
+    return out
+
+
+def _restore_run(run: list[str]) -> list[str]:
+    texts = [ln[1:] for ln in run]
+    prefix = "class __Removed {\n"
+    source = (prefix + "".join(texts) + "\n}\n").encode("utf-8")
+    tree = parse(source)
+    if tree.root_node.has_error:
+        return run
+    bodies: dict[int, tuple[int, int, str, str]] = {}  # first body line -> (last, stmt, indent)
+    for method in methods(tree):
+        if method.body is None:
+            continue
+        first, last = method.body.start_point[0] - 1, method.body.end_point[0] - 1
+        if first == last:  # a one-line body: left removed (not what stub_block writes)
+            return run
+        statements = method.statements()
+        outer = indentation(source, method.body.end_byte - 1).decode()
+        if statements and statements[0].start_point[0] != method.body.start_point[0]:
+            inner = indentation(source, statements[0].start_byte).decode()
+        else:
+            inner = outer + ("\t" if outer.startswith("\t") else "    ")
+        bodies[first] = (last, inner + trivial_statement(method.return_type), "")
+    if not bodies:
+        return run
+    out: list[str] = []
+    k = 0
+    while k < len(run):
+        if k in bodies:
+            last, statement, _ = bodies[k]
+            out.append(" " + texts[k])  # the line with `{`
+            out.extend("-" + t for t in texts[k + 1:last])
+            ending = texts[k][len(texts[k].rstrip("\r\n")):] or "\n"
+            out.append("+" + statement + ending)
+            out.append(" " + texts[last])  # the line with `}`
+            k = last + 1
+            continue
+        out.append(" " + texts[k])
+        k += 1
+    return out

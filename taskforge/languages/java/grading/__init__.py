@@ -18,6 +18,7 @@ the record's environment in the sandbox, and what the solution tried.
 
 from __future__ import annotations
 
+import fnmatch
 import random
 import re
 import secrets
@@ -35,8 +36,13 @@ from taskforge.patches import created_files
 from taskforge.sandbox import Sandbox
 from taskforge.workspace import scratch_dir
 
-NOT_COPIED = (".git", ".hg", ".svn", "target", "build", "out", "bin", ".gradle", ".m2",
-              ".idea", ".settings", "*.class", "*.jar", "*.jsa")
+# Left out of the grading copy: version control; build outputs and tool state outside the
+# source directories (a package may be called `build` or `out`); compiled code anywhere unless
+# the snapshot has the file (the grader compiles the sources itself, and a class among the
+# resources would be copied over the one javac made).
+VCS = (".git", ".hg", ".svn")
+BUILD_DIRS = ("target", "build", "out", "bin", ".gradle", ".m2", ".idea", ".settings")
+COMPILED = ("*.class", "*.jar", "*.jsa")
 _JUNIT_IN_MAIN = re.compile(
     r"@\s*(?:org\.junit\.jupiter\.api\.extension\.)?(?:ExtendWith|RegisterExtension)\b"
     r"|\bimport\s+(?:static\s+)?org\.junit\b|\borg\.junit\.(?:platform|jupiter)\.")
@@ -60,15 +66,22 @@ def tree_files(root: Path) -> set[str]:
     return found
 
 
-def copy_solution(solution: Path, dest: Path) -> list[str]:
+def copy_solution(solution: Path, dest: Path, snapshot_files: set[str]) -> list[str]:
     """A real copy without build outputs and compiled code; returns what was left out."""
     dropped: list[str] = []
 
     def ignore(directory: str, names: list[str]) -> set[str]:
-        skipped = set(shutil.ignore_patterns(*NOT_COPIED)(directory, names))
         rel = Path(directory).relative_to(solution)
-        dropped.extend((rel / n).as_posix() for n in sorted(skipped)
-                       if n not in (".git", ".hg", ".svn"))
+        in_sources = "src" in rel.parts
+        skipped = {n for n in names if n in VCS}
+        for name in names:
+            path = (rel / name).as_posix()
+            if (name in BUILD_DIRS and not in_sources and (Path(directory) / name).is_dir()
+                    and not any(f.startswith(path + "/") for f in snapshot_files)) or \
+                    (any(fnmatch.fnmatchcase(name, p) for p in COMPILED)
+                     and path not in snapshot_files):
+                skipped.add(name)
+                dropped.append(path)
         return skipped
 
     shutil.copytree(solution, dest, symlinks=True, ignore=ignore)
@@ -213,7 +226,7 @@ def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, en
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
     with scratch_dir(cache, prefix="grade-") as scratch:
         copy = scratch / "workspace"
-        tampered = copy_solution(solution, copy)
+        tampered = copy_solution(solution, copy, tree_files(snapshot_root))
         tampered += restore_protected(copy, snapshot_root,
                                       set(created_files(record.get("test_patch", ""))))
         findings = runner_tampering(copy)

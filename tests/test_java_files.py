@@ -227,3 +227,26 @@ def test_the_null_body_rewrite_of_a_removal_gives_what_apply_writes(project, eve
             assert (workspace / candidate.path).read_text() == trivial, candidate.symbol
             checked += 1
     assert checked >= 20
+
+
+def test_the_grading_copy_leaves_out_build_outputs_and_compiled_code(tmp_path: Path) -> None:
+    from taskforge.languages.java.grading import copy_solution, runner_tampering
+
+    solution = make_project(tmp_path, {
+        "pom.xml": "<project/>\n", "bin/run.sh": "echo\n", "lib/tracked.jar": "x",
+        "src/main/java/a/build/Tool.java": "package a.build; class Tool {}\n",
+        "target/classes/a/A.class": "x", "src/main/resources/a/A.class": "x", "out/x.txt": "x",
+        "src/main/resources/META-INF/services/org.junit.platform.launcher.TestExecutionListener":
+            "a.Spy\n",
+        "src/main/java/a/Spy.java": "package a;\n@org.junit.jupiter.api.extension.ExtendWith(X.class)\n"
+                                    "class Spy {}\n"}, name="sol")
+    snapshot_files = {"pom.xml", "bin/run.sh", "lib/tracked.jar"}
+    dropped = copy_solution(solution, tmp_path / "copy", snapshot_files)
+    assert sorted(d.split(" ")[1] for d in dropped) == ["out", "src/main/resources/a/A.class",
+                                                       "target"]
+    copy = tmp_path / "copy"
+    assert (copy / "bin/run.sh").is_file() and (copy / "lib/tracked.jar").is_file()
+    assert (copy / "src/main/java/a/build/Tool.java").is_file()
+    findings = runner_tampering(copy)
+    assert all(f.disqualifies for f in findings) and len(findings) == 2
+    assert not list((copy / "src/main/resources/META-INF/services").iterdir())

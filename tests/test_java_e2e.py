@@ -5,12 +5,16 @@ against the naive grader (plain console launcher, its XML), scores 0."""
 
 from __future__ import annotations
 
+import io
 import json
+import shutil
+import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch
-from java_support import generated
+from conftest import apply_patch, run_cli
+from java_support import JAVADEMO, generated
 from naive_grader import naive_java_reward
 
 import taskforge
@@ -83,3 +87,45 @@ def test_grading_reference_untouched_and_a_forcing_extension(tasks: taskforge.Ta
     assert any("registers a JUnit Platform service" in line for line in result.tampered)
     assert any("added src/main/resources/junit-platform.properties" in line
                for line in result.tampered)
+
+
+def test_taskforge_scan_finds_the_original_compiled_anywhere(out: Path, tasks: taskforge.TaskSet,
+                                                            tmp_path: Path) -> None:
+    """`taskforge scan` on a materialized workspace: clean; with javac output of the
+    original in `target/classes`, as a jar, and as a jar in a zip: exit 1, the class named."""
+    from taskforge.languages.java.env import jdk_home
+
+    originals = tmp_path / "original-classes"
+    subprocess.run([str(jdk_home() / "bin" / "javac"), "-d", str(originals),
+                    *map(str, sorted((JAVADEMO / "src/main/java").rglob("*.java")))], check=True)
+    for task in tasks:
+        deleted = task.record["deleted"][0]["path"].removeprefix("src/main/java/")
+        stem = deleted.removesuffix(".java")
+        # the file's classes: the top-level one and its nested ones (`Ast$Num.class`)
+        compiled = sorted(originals.glob(stem + ".class")) + sorted(originals.glob(stem + "$*.class"))
+        ws = task.materialize(tmp_path / task.instance_id)
+        clean = run_cli("scan", str(out), task.instance_id, str(ws), cwd=tmp_path)
+        assert clean.returncode == 0, clean.stdout + clean.stderr
+        jar = io.BytesIO()
+        with zipfile.ZipFile(jar, "w") as z:
+            for path in compiled:
+                z.write(path, path.relative_to(originals).as_posix())
+        nested = io.BytesIO()
+        with zipfile.ZipFile(nested, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("libs/app.jar", jar.getvalue())
+        plants = {f"target/classes/{p.relative_to(originals).as_posix()}": p.read_bytes()
+                  for p in compiled}
+        for rel, data in plants.items():
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_bytes(data)
+        found = run_cli("scan", str(out), task.instance_id, str(ws), cwd=tmp_path)
+        assert found.returncode == 1 and "target/classes/" in found.stdout, found.stdout
+        assert "!method:" in found.stdout  # the structural check names the compiled method
+        shutil.rmtree(ws / "target")
+        for rel, data in {"lib/app.jar": jar.getvalue(), "dist/bundle.zip": nested.getvalue()
+                          }.items():
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_bytes(data)
+            found = run_cli("scan", str(out), task.instance_id, str(ws), cwd=tmp_path)
+            assert found.returncode == 1 and rel in found.stdout, (rel, found.stdout)
+            (ws / rel).unlink()

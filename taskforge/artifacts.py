@@ -26,6 +26,14 @@ def _is_virtualenv(path: Path) -> bool:
     return (path / "pyvenv.cfg").is_file()
 
 
+def _holds_class_files(path: Path) -> bool:
+    """Eclipse compiles into `bin/`: one with class files in it (a `bin/` of scripts stays)."""
+    try:
+        return any(p.suffix == ".class" for p in path.rglob("*.class"))
+    except OSError:
+        return False
+
+
 def _in_rendered_html(path: Path) -> bool:
     """Sphinx puts highlighted copies of the sources under `_modules/` of its HTML output."""
     parent = path.parent
@@ -118,6 +126,17 @@ RULES: tuple[ArtifactRule, ...] = (
                  description="archives of compiled classes"),
     ArtifactRule("build-directories", dirs=("target", "out", ".gradle"), snapshot=False,
                  description="Maven/Cargo `target/`, IntelliJ `out/`, Gradle caches"),
+    ArtifactRule("eclipse-output", dirs=("bin",), check=_holds_class_files, snapshot=False,
+                 description="Eclipse's `bin/` of compiled classes"),
+    ArtifactRule("maven-local-repository", dirs=(".m2",), snapshot=False,
+                 description="a local Maven repository may hold the project's own jar"),
+    ArtifactRule("java-ide-metadata",
+                 dirs=(".settings", ".metadata", ".apt_generated", ".apt_generated_tests"),
+                 files=(".classpath", ".project", ".factorypath", "*.iml", "*.ipr", "*.iws"),
+                 snapshot=False,
+                 description="Eclipse and IntelliJ project state (indexes, output paths)"),
+    ArtifactRule("jdk-cds-archives", files=("*.jsa",), snapshot=False,
+                 description="class-data-sharing archives hold loaded classes"),
     ArtifactRule("js-caches", paths=("node_modules/.cache",), dirs=(".parcel-cache",),
                  snapshot=False, description="bundler and transpiler caches"),
     ArtifactRule("source-maps", files=("*.map",), snapshot=False,

@@ -80,3 +80,41 @@ def naive_js_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> flo
     ids = sorted(set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"]))
     return 1.0 if all(re.sub(r" \[\d+\]$", "", t.split("::", 1)[1]) in passed
                       for t in ids) else 0.0
+
+
+def naive_java_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
+    """The naive grader for a Java task: javac of the workspace's sources with the
+    environment's class path, resources copied beside the classes, the console launcher
+    scanning every test class with everything on the class path, its XML read; every id's
+    testcase present and passed."""
+    import re
+
+    from taskforge.languages.java.env import LAUNCHER, jdk_home
+    from taskforge.languages.java.testing import test_id
+
+    env = task.environment()
+    cp = list(env.spec.install)
+    classes, tests, reports = scratch / "naive-classes", scratch / "naive-tests", scratch / "naive-xml"
+    javac = str(jdk_home() / "bin" / "javac")
+    main = [str(p) for p in sorted((workspace / "src/main/java").rglob("*.java"))]
+    subprocess.run([javac, "-d", str(classes), "-cp", ":".join(cp), *main], capture_output=True,
+                   timeout=300)
+    for src, dest in (("src/main/resources", classes), ("src/test/resources", tests)):
+        if (workspace / src).is_dir():
+            shutil.copytree(workspace / src, dest, dirs_exist_ok=True)
+    test_sources = [str(p) for p in sorted((workspace / "src/test/java").rglob("*.java"))]
+    subprocess.run([javac, "-d", str(tests), "-cp", ":".join([str(classes), *cp]), *test_sources],
+                   capture_output=True, timeout=300)
+    subprocess.run([str(jdk_home() / "bin" / "java"), "-cp",
+                    ":".join([str(LAUNCHER), str(tests), str(classes), *cp]),
+                    "org.junit.platform.console.ConsoleLauncher", "--scan-classpath", str(tests),
+                    "--reports-dir", str(reports), "--disable-banner"], cwd=workspace,
+                   capture_output=True, timeout=300)
+    passed = set()
+    for xml in sorted(reports.glob("*.xml")):
+        for case in ET.parse(xml).getroot().iter("testcase"):
+            found = re.search(r"unique-id: (\S.*)", case.findtext("system-out") or "")
+            if found and not {c.tag for c in case} & {"failure", "error", "skipped"}:
+                passed.add(test_id(found.group(1).strip()))
+    ids = set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"])
+    return 1.0 if ids and ids <= passed else 0.0

@@ -76,6 +76,12 @@ CASES = [
     ("build-directories", "target/classes/Scores.class", "target"),
     ("build-directories", "out/production/app/Scores.class", "out"),
     ("build-directories", ".gradle/8.0/fileHashes/x.bin", ".gradle"),
+    ("eclipse-output", "bin/com/ex/Scores.class", "bin"),
+    ("maven-local-repository", ".m2/repository/com/ex/scores/1.0/scores-1.0.pom", ".m2"),
+    ("java-ide-metadata", ".settings/org.eclipse.jdt.core.prefs", ".settings"),
+    ("java-ide-metadata", ".classpath", ".classpath"),
+    ("java-ide-metadata", "scores.iml", "scores.iml"),
+    ("jdk-cds-archives", "cds/app.jsa", "cds/app.jsa"),
     ("js-caches", ".parcel-cache/data.mdb", ".parcel-cache"),
     ("source-maps", "static/app.js.map", "static/app.js.map"),
     ("source-maps", "static/site.css.map", "static/site.css.map"),
@@ -93,7 +99,8 @@ CASES = [
 
 SOURCES = ["pkg/__init__.py", "pkg/mod.py", "pkg/out.py", "pkg/target.py", "pkg/build_info.py",
            "pkg/_modules/__init__.py", "README.md", "web/index.js",
-           "docs/conf.py", "docs/index.rst", "tests/test_mod.py"]
+           "docs/conf.py", "docs/index.rst", "tests/test_mod.py",
+           "tools/bin/run.sh"]  # a bin/ without classes is not Eclipse's output
 
 
 def make_tree(root: Path, files: list[str]) -> None:

@@ -15,11 +15,14 @@ from taskforge.model import TaskRecord
 
 # name -> (module, class). The order is detection's: the first language whose `detect`
 # accepts a snapshot is its language.
-# JavaScript comes first but declines a tree with Python project files (pyproject.toml,
-# setup.py, setup.cfg): a polyglot repository with both is Python's, and a JavaScript package
-# with a stray script in Python is JavaScript's (Python would accept any .py file).
-# TypeScript is the JavaScript package with a tsconfig.json or TypeScript sources.
+# Java first: a build file with Java test sources is never a Python project, while a Java
+# project may carry a stray Python script. JavaScript comes next but declines a tree with Python
+# project files (pyproject.toml, setup.py, setup.cfg): a polyglot repository with both is
+# Python's, and a JavaScript package with a stray script in Python is JavaScript's (Python would
+# accept any .py file). TypeScript is the JavaScript package with a tsconfig.json or TypeScript
+# sources.
 _HOMES: dict[str, tuple[str, str]] = {
+    "java": ("taskforge.languages.java", "JavaLanguage"),
     "typescript": ("taskforge.languages.javascript", "TypeScriptLanguage"),
     "javascript": ("taskforge.languages.javascript", "JavaScriptLanguage"),
     "python": ("taskforge.languages.python", "PythonLanguage"),

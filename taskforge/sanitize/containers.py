@@ -29,6 +29,7 @@ from types import CodeType
 from typing import Any, BinaryIO
 
 from taskforge.sanitize.bytecode import MAGIC, is_pyc, load_pyc
+from taskforge.sanitize.classfile import ClassFormatError, ClassInfo, class_text, is_class, parse_class
 
 MAX_DEPTH = 6
 # Decoded bytes, each budget checked *while* decompressing (at most one byte past it is ever
@@ -109,6 +110,7 @@ class Context:
     they report: notes, and what they could not decide (container path, reason)."""
 
     on_code: Callable[[str, CodeType], None] | None = None
+    on_class: Callable[[str, ClassInfo], None] | None = None  # every class file decoded
     code_names: tuple[bytes, ...] = ()  # a .pyc is unmarshalled only if it holds one of these
     containers: int = 0
     notes: list[str] = field(default_factory=list)
@@ -151,6 +153,8 @@ def kind_of(data: bytes) -> str | None:
         return "bz2"
     if is_pyc(data):
         return "pyc"
+    if is_class(data):
+        return "class"
     if is_zlib(data):
         return "zlib"
     if len(data) >= 512 and data[257:262] == b"ustar":
@@ -325,6 +329,20 @@ def _pyc(data: bytes, ctx: Context, where: str, limit: int) -> Iterator[tuple[st
     elif data[:4] == MAGIC:  # this version's, and holds a deleted name: the check must run
         ctx.undecided.append((where, "pyc: this Python's bytecode does not unmarshal"))
     yield from ()
+
+
+def _class(data: bytes, ctx: Context, where: str, limit: int) -> Iterator[tuple[str, bytes]]:
+    """A Java class file: its constant pool, methods, line and local variable tables as text
+    (modified UTF-8 decoded; `classfile.class_text`) for the text search, and the parsed
+    class for the structural check (`on_class`: is a method the deleted one, compiled?)."""
+    try:
+        info = parse_class(data)
+    except ClassFormatError as e:
+        ctx.notes.append(f"{where or '.'}: class: {e}")
+        return
+    if ctx.on_class is not None:
+        ctx.on_class(where, info)
+    yield "decoded", class_text(info)
 
 
 def _sqlite(data: bytes, ctx: Context, where: str, limit: int) -> Iterator[tuple[str, bytes]]:
@@ -551,6 +569,6 @@ def _markup(data: bytes, ctx: Context, where: str, limit: int) -> Iterator[tuple
 
 DECODERS: dict[str, Callable[[Any, Context, str, int], Iterator[tuple[str, bytes]]]] = {
     "zip": _zip, "tar": _tar, "gzip": _gzip, "bz2": _bz2, "xz": _xz, "zlib": _zlib,
-    "pyc": _pyc, "sqlite": _sqlite, "pack": _pack, "bundle": _bundle, "utf16": _utf16,
+    "pyc": _pyc, "class": _class, "sqlite": _sqlite, "pack": _pack, "bundle": _bundle, "utf16": _utf16,
     "json": _json, "markup": _markup,
 }

@@ -12,7 +12,9 @@ task workspace has zero hits by construction and a hit anywhere is residue. Kind
 - `literal`: the text of a string literal (each piece of an f-string);
 - code fingerprints: (qualified name, signature) of each code object whose compiled form
   changed, which finds the original body in bytecode even when every line of it also
-  occurs elsewhere.
+  occurs elsewhere; for Java, (`java:CLASS#METHOD`, parameter types) of each method whose
+  body changed, found in any class file whose method of that name and parameters has more
+  code than a stub (`classfile`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path, PurePosixPath
 
 from taskforge.artifacts import VCS_DIRS, match_dir, match_file
 from taskforge.sanitize.bytecode import signatures
+from taskforge.sanitize.javasource import deleted_methods
 
 MIN_LINE = 12  # characters of a stripped line
 MIN_IDENT = 6
@@ -271,6 +274,10 @@ def fingerprint_deletion(original_texts: Mapping[str, str | bytes],
         candidates |= _candidates(path, original, file_runs)
         if path.endswith(".py"):
             code |= signatures(original) - (signatures(task_text) if task_text else set())
+        elif path.endswith(".java"):
+            # the methods whose body changed, named as their class files name them
+            code |= deleted_methods(_as_bytes(original_texts[path]),
+                                    None if task is None else _as_bytes(task))
     corpus = [_as_bytes(v) for v in task_texts.values()]
     absent = absent_from((_as_bytes(c.text) for c in candidates), corpus)
     texts = {c for c in candidates if _as_bytes(c.text) in absent}

@@ -29,6 +29,7 @@ from types import CodeType
 from typing import BinaryIO
 
 from taskforge.sanitize.bytecode import code_signature, walk_code
+from taskforge.sanitize.classfile import JAVA_PREFIX, ClassInfo, java_key, matches
 from taskforge.sanitize.containers import (
     CONTAINERS,
     Budget,
@@ -198,7 +199,10 @@ class Scanner:
             self.by_text.setdefault(f.text.encode("utf-8", "surrogatepass"), []).append(f)
         self.anchors = covering(self.by_text)  # anchor -> the fingerprints it stands for
         self.patterns = list(self.anchors)
-        self.code = fingerprints.code_map()
+        code = fingerprints.code_map()
+        # Java methods (`classfile.java_key`) are matched in class files, the rest in bytecode
+        self.java = {k: v for k, v in code.items() if k.startswith(JAVA_PREFIX)}
+        self.code = {k: v for k, v in code.items() if not k.startswith(JAVA_PREFIX)}
         self.code_names = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in self.code}))
         self.longest = max((len(p) for p in self.by_text), default=0)
         self.stats = ScanStats()
@@ -253,6 +257,18 @@ class Scanner:
                 if sigs and code_signature(co) in sigs:
                     self.hits.add(Hit(rel, f"{where}!code:{co.co_qualname}", "code",
                                       co.co_qualname, str(roots[root_index])))
+        return check
+
+    def _on_class(self, root_index: int, rel: str, roots: list[Path]):
+        def check(where: str, info: ClassInfo) -> None:
+            if not self.java:
+                return
+            for method in info.methods:
+                key = java_key(info.name, method.name)
+                params = self.java.get(key)
+                if params and not method.is_stub() and any(matches(p, method) for p in params):
+                    self.hits.add(Hit(rel, f"{where}!method:{method.name}{method.descriptor}",
+                                      "code", key, str(roots[root_index])))
         return check
 
     # -- reading --------------------------------------------------------------------------
@@ -314,7 +330,8 @@ class Scanner:
 
     def _decode(self, index: int, rel: str, data: bytes | BinaryIO, kind: str | None,
                 batch: _Batch, roots: list[Path]) -> None:
-        ctx = Context(on_code=self._on_code(index, rel, roots), code_names=self.code_names)
+        ctx = Context(on_code=self._on_code(index, rel, roots), code_names=self.code_names,
+                      on_class=self._on_class(index, rel, roots))
         for where, inner in expand(data, ctx, Budget(scan=self.budget), kind=kind):
             batch.add((index, rel, where), inner)
             self.stats.decoded_bytes += len(inner)

@@ -180,8 +180,9 @@ def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, 
             found = curriculum.select(source.snapshot.name, found)
         summary.warnings += [f"{source.snapshot.name}: {p}: {why}"
                              for p, why in sorted(source.project.skipped.items())]
-        selected = select_candidates(found, recipe.strategies, seed, source.snapshot.id,
-                                     recipe.max_tasks_per_source)
+        cap = recipe.max_tasks_per_source if source.spec.max_tasks is None \
+            else source.spec.max_tasks
+        selected = select_candidates(found, recipe.strategies, seed, source.snapshot.id, cap)
         # Candidates are counted in the shard they hash to, so shards' funnels add up.
         share_strategies = [c.strategy for c in found if in_shard(source.snapshot.id, c, *shard)]
         share = len(share_strategies)

@@ -22,6 +22,9 @@ class SourceSpec:
     install: tuple[str, ...] | None = None
     test_command: str | None = None
     python: str | None = None
+    # This source's cap on tasks, in place of the recipe's select.max_tasks_per_source (a
+    # source whose tasks cost minutes each, beside sources whose tasks cost seconds).
+    max_tasks: int | None = None
     # Where the recipe gave it ("recipe.yaml: sources[0].path"), for messages only.
     origin: str | None = field(default=None, compare=False)
 

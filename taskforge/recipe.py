@@ -113,7 +113,8 @@ class _StrictLoader(yaml.SafeLoader):
 
 
 TOP_KEYS = {"name", "seed", "sources", "strategies", "select", "task", "verify", "sandbox"}
-SOURCE_KEYS = {"path", "git", "pypi", "npm", "ref", "install", "test_command", "python"}
+SOURCE_KEYS = {"path", "git", "pypi", "npm", "ref", "install", "test_command", "python",
+               "max_tasks"}
 SELECT_KEYS = {"min_covering_tests", "min_body_lines", "max_tasks_per_source", "licenses",
                "max_source_mb", "min_stable_tests", "lines", "min_lines", "max_lines", "symbols"}
 TASK_KEYS = {"tests_visible", "keep_docstrings", "broken_imports", "statement"}
@@ -268,9 +269,10 @@ def _source(c: _Checker, raw: Any, where: str) -> SourceSpec:
     if python is not None and not isinstance(python, str):
         # YAML reads 3.10 as the number 3.1: only a quoted version is unambiguous.
         raise c.fail(f"{where}.python", f'quote the version, e.g. "{python}"')
+    max_tasks = c.typed(table, "max_tasks", where, int, None) if "max_tasks" in table else None
     return SourceSpec(kind=kind, location=location, ref=str(ref) if ref is not None else None,
                       install=tuple(install) if install is not None else None,
-                      test_command=test_command, python=python,
+                      test_command=test_command, python=python, max_tasks=max_tasks,
                       origin=f"{c.file}: {where}.{kind}")
 
 

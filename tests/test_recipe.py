@@ -119,6 +119,9 @@ def test_bundled_quickstart_recipe_loads() -> None:
     assert recipe.name == "quickstart"
     assert all(s.kind == "path" for s in recipe.sources)
     assert all((REPO_ROOT / s.location).is_dir() for s in recipe.sources)
+    # Java's sample costs minutes a task (every run compiles): it has a cap of its own.
+    caps = {Path(s.location).name: s.max_tasks for s in recipe.sources}
+    assert caps["javademo"] == 4 and caps["textkit"] is None
 
 
 MINIMAL_SOURCES = "sources:\n  - path: somewhere\n"
@@ -165,6 +168,10 @@ BAD = {
     "max-source-mb-negative": ("name: x\nselect: {max_source_mb: -5}\n" + MINIMAL_SOURCES,
                                ["select.max_source_mb", "negative"]),
     "invalid-yaml": ("name: x\nsources:\n  - path: [unclosed\n", ["line", "YAML"]),
+    "source-max-tasks-text": ("name: x\nsources:\n  - path: somewhere\n    max_tasks: many\n",
+                              ["sources[0].max_tasks", "int"]),
+    "source-max-tasks-negative": ("name: x\nsources:\n  - path: somewhere\n    max_tasks: -1\n",
+                                  ["sources[0].max_tasks", "negative"]),
 }
 
 

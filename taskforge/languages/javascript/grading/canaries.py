@@ -6,8 +6,9 @@ process of its own, so tampering shows only in that file's canaries), a test tha
 one that must fail, and a `describe` of tests that must fail, one per assertion of node:assert
 and node:assert/strict (a solution that turns an assertion into a no-op makes its canary
 pass); a new test file beside them gets a pass and a fail. `test` and `describe` come from
-node:test with node's runner, from vitest with vitest, and are the interface's globals with
-mocha (`it`/`describe`, or `test`/`suite` for `ui: tdd`; another interface gets no canaries).
+node:test with node's runner, from vitest with vitest, from @jest/globals with jest, and are
+the interface's globals with mocha (`it`/`describe`, or `test`/`suite` for `ui: tdd`; another
+interface gets no canaries).
 Names are made of the words of the file's own test names plus a random suffix, so a patch
 that knows the task's test ids cannot know these. They run in the same run as the task's
 tests; any canary reported otherwise than planted means the report cannot be trusted.
@@ -78,6 +79,11 @@ ASSERTIONS = ("strict.equal({a}, {c})", "strict.deepEqual([{a}], [{c}])", "stric
               "deepEqual({{ n: {a} }}, {{ n: {c} }})", "ok({a} === {c})", "throws(() => {a})")
 
 
+# jest's tests assert with `expect`: its matchers, each on its own, for the same reason.
+EXPECTATIONS = ("toBe({c})", "toEqual({c})", "toStrictEqual({c})", "toBeLessThan({a})",
+                "toBeNull()", "toBeUndefined()", "toContain({c})", "toHaveLength({c})")
+
+
 def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
            suite: bool, origin: str | tuple[str, str] = "node:test"
            ) -> tuple[str, list[Canary]]:
@@ -95,6 +101,12 @@ def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
         head.insert(0, f"import {{ test as {test}, describe as {describe} }} from '{origin}';"
                     if module else
                     f"const {{ test: {test}, describe: {describe} }} = require('{origin}');")
+    expect = None
+    if origin == "@jest/globals":
+        expect = f"expect_{tag}"
+        head[0] = head[0].replace(f"describe as {describe} }}",
+                                  f"describe as {describe}, expect as {expect} }}").replace(
+            f"describe: {describe} }}", f"describe: {describe}, expect: {expect} }}")
     a, b = rng.randrange(10, 10_000), rng.randrange(10, 10_000)
     good, bad = name(), name()
     lines = [*head,
@@ -105,11 +117,16 @@ def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
     if suite:
         group = name()
         lines.append(f"{describe}({json.dumps(group)}, () => {{")
-        for check in ASSERTIONS:
+        checks = [(f"{assert_}.", c, "") for c in ASSERTIONS]
+        if expect is not None:
+            checks += [(f"{expect}([{{a}}]).", m, "") if "Contain" in m or "Length" in m
+                       else (f"{expect}({{a}}).", m, "") for m in EXPECTATIONS]
+        for prefix, check, _ in checks:
             wrong = name()
             x = rng.randrange(10, 10_000)
-            call = check.format(a=x, c=x + rng.randrange(1, 97))
-            lines.append(f"  {test}({json.dumps(wrong)}, () => {{ {assert_}.{call}; }});")
+            values = {"a": x, "c": x + rng.randrange(1, 97)}
+            call = prefix.format(**values) + check.format(**values)
+            lines.append(f"  {test}({json.dumps(wrong)}, () => {{ {call}; }});")
             planted.append(Canary(f"{rel}::{group} > {wrong}", "failed"))
         lines.append("});")
     return "\n".join(lines) + "\n", planted
@@ -123,6 +140,8 @@ def _interface(copy: Path, runner: str) -> str | tuple[str, str] | None:
         return "node:test"
     if runner == "vitest":
         return "vitest"
+    if runner == "jest":
+        return "@jest/globals"  # jest's own module (a project may turn the globals off)
     if runner == "mocha":
         ui = "bdd"
         for name in (".mocharc.yml", ".mocharc.yaml", ".mocharc.json", ".mocharc.jsonc",

@@ -6,12 +6,13 @@ from pathlib import Path
 
 from taskforge.errors import UserError
 from taskforge.languages.javascript.runners.base import JsTestRunner, Report
+from taskforge.languages.javascript.runners.jest import JestRunner
 from taskforge.languages.javascript.runners.mocha import MochaRunner
 from taskforge.languages.javascript.runners.nodetest import NodeTestRunner
 from taskforge.languages.javascript.runners.vitest import VitestRunner
 
 RUNNERS: dict[str, type[JsTestRunner]] = {cls.name: cls for cls in (
-    NodeTestRunner, MochaRunner, VitestRunner)}
+    NodeTestRunner, MochaRunner, VitestRunner, JestRunner)}
 
 
 def runner_named(name: str, modules: Path | None = None) -> JsTestRunner:

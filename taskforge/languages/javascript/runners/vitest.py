@@ -80,31 +80,38 @@ class VitestRunner(JsTestRunner):
         return argv + list(files)
 
     def read_report(self, report: Path, workspace: Path) -> Report:
-        out = Report()
-        try:
-            data = json.loads(report.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return out
-        out.finished = True
-        seen: dict[str, int] = {}
-        raw_seen: dict[str, int] = {}
-        prefixes = (str(workspace.resolve()) + "/", str(workspace) + "/")
-        for result in data.get("testResults") or []:
-            file = str(result.get("name", ""))
-            rel = next((file.removeprefix(p) for p in prefixes if file.startswith(p)), file)
-            tests = result.get("assertionResults") or []
-            if result.get("status") == "failed" and not tests:
-                out.collection_errors[rel] = str(result.get("message") or "failed")[:500]
-                continue
-            for test in tests:
-                path = [*map(str, test.get("ancestorTitles") or []), str(test.get("title"))]
-                test_id = unique_id(seen, f"{rel}::{' > '.join(path)}")
-                # the key the coverage setup file gave this test (its file's absolute path)
-                raw = f"{file}::{' > '.join(path)}"
-                out.coverage_keys[f"{raw}#{raw_seen.get(raw, 0)}"] = test_id
-                raw_seen[raw] = raw_seen.get(raw, 0) + 1
-                out.outcomes[test_id] = STATUS.get(str(test.get("status")), "error")
-                seconds = float(test.get("duration") or 0.0) / 1000
-                out.durations[test_id] = round(seconds, 6)
-                out.seconds += seconds
+        return read_json_report(report, workspace, key_separator=" > ")
+
+
+def read_json_report(report: Path, workspace: Path, *, key_separator: str) -> Report:
+    """jest's JSON report, which vitest's JSON reporter copies: every test's file, ancestor
+    titles and title; a file that failed without tests failed to load. `key_separator`: how
+    the coverage setup module joined the titles in its keys."""
+    out = Report()
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return out
+    out.finished = True
+    seen: dict[str, int] = {}
+    raw_seen: dict[str, int] = {}
+    prefixes = (str(workspace.resolve()) + "/", str(workspace) + "/")
+    for result in data.get("testResults") or []:
+        file = str(result.get("name", ""))
+        rel = next((file.removeprefix(p) for p in prefixes if file.startswith(p)), file)
+        tests = result.get("assertionResults") or []
+        if result.get("status") == "failed" and not tests:
+            out.collection_errors[rel] = str(result.get("message") or "failed")[:500]
+            continue
+        for test in tests:
+            path = [*map(str, test.get("ancestorTitles") or []), str(test.get("title"))]
+            test_id = unique_id(seen, f"{rel}::{' > '.join(path)}")
+            # the key the coverage setup file gave this test (its file's absolute path)
+            raw = f"{file}::{key_separator.join(path)}"
+            out.coverage_keys[f"{raw}#{raw_seen.get(raw, 0)}"] = test_id
+            raw_seen[raw] = raw_seen.get(raw, 0) + 1
+            out.outcomes[test_id] = STATUS.get(str(test.get("status")), "error")
+            seconds = float(test.get("duration") or 0.0) / 1000
+            out.durations[test_id] = round(seconds, 6)
+            out.seconds += seconds
+    return out

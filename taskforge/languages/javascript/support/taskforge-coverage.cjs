@@ -135,7 +135,13 @@ function start(outDir, root, transformed = false) {
     appendFileSync(out, JSON.stringify({ sources }) + '\n');
     scripts.clear();
   };
-  return { take, finish };
+  // A process that runs several test files one after another (jest's workers) stops before
+  // the next file's `start`.
+  const stop = () => {
+    post('Profiler.stopPreciseCoverage');
+    session.disconnect();
+  };
+  return { take, finish, stop };
 }
 
 module.exports = { start };

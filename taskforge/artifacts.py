@@ -199,14 +199,20 @@ def match_file(name: str) -> ArtifactRule | None:
     return None
 
 
-def rule_for_path(root: Path, rel: str) -> ArtifactRule | None:
-    """The rule that names `rel` (a file under `root`) or one of its directories, if any."""
+def rules_for_path(root: Path, rel: str) -> list[ArtifactRule]:
+    """Every rule that names `rel` (a file under `root`) or one of its directories, outermost
+    first: a tree's `lib/` (compiled JavaScript) can hold a `__pycache__` (Python bytecode)."""
     parts = PurePosixPath(rel).parts
-    for depth in range(1, len(parts)):
-        rule = match_dir(parts[:depth], root.joinpath(*parts[:depth]))
-        if rule:
-            return rule
-    return match_file(parts[-1]) if parts else None
+    found = [rule for depth in range(1, len(parts))
+             if (rule := match_dir(parts[:depth], root.joinpath(*parts[:depth])))]
+    file_rule = match_file(parts[-1]) if parts else None
+    return found + ([file_rule] if file_rule else [])
+
+
+def rule_for_path(root: Path, rel: str) -> ArtifactRule | None:
+    """The outermost rule that names `rel` (a file under `root`) or one of its directories."""
+    rules = rules_for_path(root, rel)
+    return rules[0] if rules else None
 
 
 def tracked_paths(root: Path) -> frozenset[str]:

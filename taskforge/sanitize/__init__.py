@@ -23,6 +23,7 @@ from taskforge.artifacts import (
     VCS_DIRS,
     remove_artifacts,
     rule_for_path,
+    rules_for_path,
     tracked_paths,
 )
 from taskforge.errors import Rejected
@@ -199,9 +200,11 @@ def sanitize_and_scan(workspace: Path, env_dir: Path | None, fingerprints: Finge
 
 
 def _removable(root: Path, rel: str, in_env: bool) -> bool:
-    """A rule removes this file (from the environment, only bytecode)."""
-    rule = rule_for_path(root, rel)
-    return rule is not None and (rule.name in ENV_RULES or not in_env)
+    """A rule removes this file (from the environment, only bytecode: an environment's
+    `lib/python3.X/site-packages/__pycache__` is bytecode, not a tree's compiled `lib/`)."""
+    if not in_env:
+        return rule_for_path(root, rel) is not None
+    return any(rule.name in ENV_RULES for rule in rules_for_path(root, rel))
 
 
 UNDECIDED = "leak-scan-undecided"

@@ -646,3 +646,55 @@ def test_one_common_line_is_background_a_copy_is_not(tmp_path: Path, copy: bool)
     else:
         record = sanitize_and_scan(ws, tmp_path / "env", fingerprints)
         assert record["leak_scan"]["background"] == 1
+
+
+LONG_ORIGINAL = textwrap.dedent("""\
+    def schedule(jobs, clock):
+        pending = sorted(jobs, key=lambda job: job.priority)
+        finished_jobs = []
+        for job in pending:
+            started_at = clock.now()
+            outcome = job.run(started_at)
+            if outcome.retry_later:
+                pending.append(job.with_backoff(outcome.delay_seconds))
+                continue
+            finished_jobs.append((job.name, outcome.value))
+            clock.advance(outcome.elapsed_seconds)
+        summary = {name: value for name, value in finished_jobs}
+        summary["__count__"] = len(finished_jobs)
+        summary["__retried__"] = sum(1 for job in pending if job.attempts > 1)
+        slowest = max(finished_jobs, key=lambda pair: pair[1].elapsed, default=None)
+        if slowest is not None:
+            summary["__slowest__"] = slowest[0]
+        clock.record_batch(len(pending), summary["__count__"])
+        return summary
+    """)
+IDIOMS = ("for job in pending:", "started_at = clock.now()",
+          "finished_jobs.append((job.name, outcome.value))")
+
+
+@pytest.mark.parametrize("held", [3, len(LONG_ORIGINAL.splitlines()) - 1])
+def test_a_long_deletions_idioms_are_background_a_copy_is_not(tmp_path: Path, held: int) -> None:
+    """Three lines of a nineteen-line body in a library are idioms it shares (JavaScript's
+    `clearTimeout(timer);` in vitest's runner, for a deleted emitter class): background. A
+    library holding the body is a copy, though the first line differs."""
+    ws = tmp_path / "ws"
+    (ws / "jobs").mkdir(parents=True)
+    (ws / "jobs/__init__.py").write_text(
+        LONG_ORIGINAL[:LONG_ORIGINAL.index("\n") + 1] + "    raise NotImplementedError\n")
+    fingerprints = fingerprint_workspace(ws, {"jobs/__init__.py": LONG_ORIGINAL})
+    lines = LONG_ORIGINAL.splitlines()[1:]
+    held_lines = [line for line in lines if line.strip() in IDIOMS] if held == 3 else lines
+    site = tmp_path / "env/lib/python3.11/site-packages"
+    (site / "thirdparty").mkdir(parents=True)
+    (site / "thirdparty/queue.py").write_text(
+        "def drain(pending, clock, finished_jobs):\n"
+        + "".join(f"    # {i}\n{line}\n" for i, line in enumerate(held_lines)))
+    if held == 3:
+        record = sanitize_and_scan(ws, tmp_path / "env", fingerprints)
+        assert record["leak_scan"]["background"] >= 3
+    else:
+        with pytest.raises(Rejected) as err:
+            sanitize_and_scan(ws, tmp_path / "env", fingerprints)
+        assert (err.value.reason, err.value.detail.split(":")[0]) == (
+            "leak:env", "env/lib/python3.11/site-packages/thirdparty/queue.py")

@@ -104,16 +104,22 @@ def scan_removals(record: TaskRecord) -> list[str]:
     return list((sanitizer.get("artifacts_removed") or {}).get(SCAN_REMOVED, []))
 
 
-MANY_LINES = 3  # distinct lines and blocks of the deleted code that are no coincidence
+MANY_LINES = 3  # distinct lines and blocks of the deleted code that are no coincidence...
+COPY_SHARE = 0.25  # ...when they are this share of the deleted code's lines and blocks...
+ALWAYS_A_COPY = 8  # ...or this many, whatever the share
 
 
 def background_fingerprints(env_hits: list[Hit], fingerprints: Fingerprints) -> set[str]:
     """Fingerprints the environment holds for reasons of its own: found in a third-party
     file that is no copy of the deleted code. A copy holds the original's bytecode, or
     several of its lines and blocks (consecutive lines with their indentation; fingerprints
-    include blocks whenever few lines are distinctive, so even a short body gives several);
-    a library that happens to share names or an idiomatic line or two (`return default`,
-    `for line in text.splitlines(keepends=True):`) does not."""
+    include blocks whenever few lines are distinctive, so even a short body gives several):
+    a share of them, since a long deletion's idioms recur in libraries (a 30-line class's
+    `clearTimeout(timer);`, `timer = setTimeout(() => {` and
+    `return new Promise((resolve, reject) => {` are all in vitest's runner), or so many
+    that no share is needed. A library that happens to share names or an idiomatic line or
+    two (`return default`, `for line in text.splitlines(keepends=True):`) is no copy."""
+    deleted = sum(1 for f in fingerprints.texts if f.kind in ("line", "block"))
     by_entry: dict[tuple[str, str], list[Hit]] = {}
     for hit in env_hits:
         container = hit.container.split("!code:")[0]
@@ -122,8 +128,8 @@ def background_fingerprints(env_hits: list[Hit], fingerprints: Fingerprints) -> 
     for hits in by_entry.values():
         if any(h.kind == "code" for h in hits):
             continue
-        lines = {h.fingerprint for h in hits if h.kind in ("line", "block")}
-        if len(lines) >= MANY_LINES:
+        lines = len({h.fingerprint for h in hits if h.kind in ("line", "block")})
+        if lines >= ALWAYS_A_COPY or (lines >= MANY_LINES and lines >= COPY_SHARE * deleted):
             continue
         background |= {h.fingerprint for h in hits}
     return background

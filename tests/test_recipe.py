@@ -122,6 +122,8 @@ def test_bundled_quickstart_recipe_loads() -> None:
     # Java's sample costs minutes a task (every run compiles): it has a cap of its own.
     caps = {Path(s.location).name: s.max_tasks for s in recipe.sources}
     assert caps["javademo"] == 4 and caps["textkit"] is None
+    # make run emits Python, JavaScript and TypeScript tasks (and Java)
+    assert {"textkit", "jsdemo", "tsdemo", "javademo"} <= set(caps)
 
 
 MINIMAL_SOURCES = "sources:\n  - path: somewhere\n"

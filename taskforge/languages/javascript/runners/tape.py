@@ -52,7 +52,7 @@ class TapeRunner(JsTestRunner):
             argv += ["--select", str(chosen)]
         if test_timeout is not None:
             argv += ["--timeout", str(int(test_timeout * 1000))]
-        return argv + ["--", *(reversed(files) if reverse else files)]
+        return [*argv, "--", *(reversed(files) if reverse else files)]
 
     def report_variables(self, report: Path) -> dict[str, str]:
         return {"TASKFORGE_REPORT": str(report)}

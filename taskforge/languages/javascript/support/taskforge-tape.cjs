@@ -49,6 +49,26 @@ const selected = option('--select')
 const timeout = Number(option('--timeout')) || null;
 const isSelected = (id) => selected.some((s) => s === id || s.startsWith(`${id} > `));
 
+// The environment holds no release of the package under test (it would hold the code tasks
+// delete), and tape itself may depend on it (tape's `deepEqual` is the deep-equal package):
+// a dependency that asks for it by name and finds none gets the workspace's.
+const Module = require('node:module');
+const ownName = (() => {
+  try { return JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).name; } catch { return null; }
+})();
+if (ownName) {
+  const resolve = Module._resolveFilename;
+  Module._resolveFilename = function resolveOwn(request, parent, ...rest) {
+    try {
+      return resolve.call(this, request, parent, ...rest);
+    } catch (error) {
+      const own = request === ownName || request.startsWith(`${ownName}/`);
+      if (!own || !parent || !String(parent.filename).includes('/node_modules/')) throw error;
+      return resolve.call(this, root + request.slice(ownName.length), parent, ...rest);
+    }
+  };
+}
+
 // The test file that called tape(): the first stack frame in the workspace, outside
 // node_modules and this file.
 const callerFile = () => {

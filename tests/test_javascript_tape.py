@@ -182,6 +182,28 @@ def test_outcomes(project, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_tape_4(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """tape 4 (fast-json-stable-stringify's): a test's returned promise is not waited for, and
+    its exit handler ends the process before any handler registered after it."""
+    files = {**FILES, "package.json": FILES["package.json"].replace('"5.10.2"', '"4.17.0"'),
+             "test/outcomes.js": OUTCOMES}
+    root = make_project(tmp_path_factory.mktemp("tape4"), files, name="tcalc4")
+    snapshot = Snapshot(id="f" * 40, name="tcalc4", source=str(root), commit="0" * 40,
+                        root=root, license=None)
+    env = JS.prepare(SourceSpec(kind="path", location=str(root)), snapshot,
+                     tmp_path_factory.mktemp("cache4"), lambda _m: None).env
+    workspace = tmp_path_factory.mktemp("ws4") / "ws"
+    shutil.copytree(root, workspace)
+    run, _report = run_tests(env, workspace, require("bwrap"), timeout=120, test_timeout=60)
+    assert run.wall_seconds < 30  # nothing waits for the per-test limit
+    assert {t: o for t, o in run.outcomes.items() if t in CALC_IDS} == \
+        dict.fromkeys(CALC_IDS, "passed"), run.log_tail
+    assert run.outcomes["test/outcomes.js::fails"] == "failed"
+    assert run.outcomes["test/outcomes.js::throws"] == "error"
+    assert run.outcomes["test/outcomes.js::after all that"] == "passed"
+
+
+@pytest.mark.slow
 def test_per_test_coverage(project) -> None:
     snapshot, env, cache = project
     baseline = run_baseline(snapshot, env, require("bwrap"), cache, repeats=2, timeout=120,

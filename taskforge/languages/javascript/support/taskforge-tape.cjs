@@ -102,9 +102,20 @@ const parseArgs = (args) => {
 
 const meta = new WeakMap(); // Test -> {file, path, thrown}
 // A body that throws would end tape's process: the test errs and ends, the run goes on.
+// So would a rejected promise with tape 4, which does not wait for one (tape 5 fails and
+// ends the test itself, before the next turn of the event loop).
 const guard = (cb) => (typeof cb !== 'function' ? cb : function guarded(t, ...rest) {
   try {
-    return cb.call(this, t, ...rest);
+    const result = cb.call(this, t, ...rest);
+    if (result && typeof result.then === 'function') {
+      result.then(undefined, (error) => setImmediate(() => {
+        if (t.ended || t.calledEnd) return;
+        const info = meta.get(t);
+        if (info) info.thrown = error;
+        t.end();
+      }));
+    }
+    return result;
   } catch (error) {
     const info = meta.get(t);
     if (info) info.thrown = error;
@@ -124,7 +135,7 @@ let own = false; // registering our own first test (below): not the project's
 function TaskforgeTest(...args) {
   const { name, opts, cb } = parseArgs(args);
   const rel = own ? '' : path.relative(root, callerFile());
-  let options = withTimeout(opts);
+  let options = own ? opts : withTimeout(opts);
   if (!own && selected && !isSelected(`${rel}::${name || '(anonymous)'}`)) {
     options = { ...options, skip: true };
   }
@@ -208,14 +219,24 @@ const flush = () => {
   for (const state of ended) write1(state);
   ended = [];
 };
+// A process that ends mid-test (an uncaught error in a callback, process.exit): the tests
+// still running erred (the handler below).
 // The object stream reports only the tests pushed after it was made: it is made first, and
 // a first test of our own holds the run until every file is loaded (what runs meanwhile,
 // module loading, is outside any test: that test's key is in no report).
+// (tape's exit handler, registered when the stream is made, may call process.exit, after
+// which no other handler runs: ours comes first)
+process.on('exit', () => {
+  flush();
+  for (const state of rows.values()) if (!state.written) write1(state);
+  take(null);
+});
 const stream = tape.createStream({ objectMode: true });
 let loaded;
 const ready = new Promise((resolve) => { loaded = resolve; });
 own = true;
-const loading = tape('taskforge: loading the test files', () => ready);
+// tape 4 does not wait for a returned promise: the test ends itself
+const loading = tape('taskforge: loading the test files', (t) => { ready.then(() => t.end()); });
 own = false;
 stream.on('data', (row) => {
   if (!row || typeof row !== 'object') return;
@@ -244,13 +265,6 @@ stream.on('end', () => {
   write({ end: true });
 });
 
-// A process that ends mid-test (an uncaught error in a callback, process.exit): the tests
-// still running erred.
-process.on('exit', () => {
-  flush();
-  for (const state of rows.values()) if (!state.written) write1(state);
-  take(null);
-});
 
 const isModule = (file) => {
   if (file.endsWith('.mjs')) return true;

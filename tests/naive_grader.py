@@ -82,6 +82,23 @@ def naive_js_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> flo
                       for t in ids) else 0.0
 
 
+def naive_tape_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
+    """The naive grader for a tape task: the project's tape on the record's test files (as its
+    test script runs it), the environment's node_modules linked in, reward 1.0 when tape
+    exits 0 (tape's exit code says whether every assertion passed)."""
+    copy = scratch / "naive-tape-workspace"
+    shutil.copytree(workspace, copy, symlinks=True)
+    env = task.environment()
+    (copy / "node_modules").symlink_to(env.venv / "node_modules")
+    home = scratch / "naive-tape-home"
+    home.mkdir()
+    args = list(env.spec.test_command[1:]) or ["test/**/*.js"]
+    proc = subprocess.run(["node", "node_modules/.bin/tape", *args], cwd=copy,
+                          capture_output=True, timeout=300,
+                          env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)})
+    return 1.0 if proc.returncode == 0 else 0.0
+
+
 def naive_java_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
     """The naive grader for a Java task: javac of the workspace's sources with the
     environment's class path, resources copied beside the classes, the console launcher

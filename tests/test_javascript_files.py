@@ -98,8 +98,8 @@ def test_runner_detection(tmp_path: Path, package: dict, files: dict[str, str], 
 
 
 def test_a_runner_taskforge_does_not_run_is_a_user_error() -> None:
-    with pytest.raises(UserError, match=r"tape.*does not run it yet"):
-        runner_named("tape")
+    with pytest.raises(UserError, match=r"ava.*does not run it yet"):
+        runner_named("ava")
 
 
 def test_npm_sources_are_pinned(tmp_path: Path) -> None:

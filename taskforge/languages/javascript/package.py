@@ -93,10 +93,11 @@ def _positional(words: list[str]) -> tuple[str, ...]:
             skip = False
             continue
         if word.startswith("-"):
-            # `--reporter spec`, `--require x`: the options mocha takes with a value
+            # `--reporter spec`, `--require x`: the options mocha (and tape) take with a value
             skip = "=" not in word and word in ("--reporter", "-R", "--require", "-r",
                                                 "--timeout", "-t", "--ui", "-u", "--config",
-                                                "--grep", "-g", "--import", "--loader")
+                                                "--grep", "-g", "--import", "--loader",
+                                                "--ignore", "--ignore-pattern")
             continue
         out.append(word)
     return tuple(out)

@@ -8,7 +8,8 @@ and node:assert/strict (a solution that turns an assertion into a no-op makes it
 pass); a new test file beside them gets a pass and a fail. `test` and `describe` come from
 node:test with node's runner, from vitest with vitest, from @jest/globals with jest, and are
 the interface's globals with mocha (`it`/`describe`, or `test`/`suite` for `ui: tdd`; another
-interface gets no canaries).
+interface gets no canaries); with tape they are tape's own tests, the group a test of nested
+`t.test`s failing one per assertion method of tape's test object.
 Names are made of the words of the file's own test names plus a random suffix, so a patch
 that knows the task's test ids cannot know these. They run in the same run as the task's
 tests; any canary reported otherwise than planted means the report cannot be trusted.
@@ -20,6 +21,7 @@ import json
 import random
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,11 +86,49 @@ EXPECTATIONS = ("toBe({c})", "toEqual({c})", "toStrictEqual({c})", "toBeLessThan
                 "toBeNull()", "toBeUndefined()", "toContain({c})", "toHaveLength({c})")
 
 
+# tape's assertions (methods of the test object, in every release from 4 on), each on its own
+# in a failing canary: a solution that patches one of them (or `Test#_assert`) to pass makes
+# its canary pass.
+TAPE_ASSERTIONS = ("equal({a}, {c})", "strictEqual({a}, {c})", "is({a}, {c})",
+                   "deepEqual([{a}], [{c}])", "same([{a}], [{c}])", "deepLooseEqual([{a}], [{c}])",
+                   "looseEqual({a}, {c})", "notEqual({a}, {a})", "ok({a} === {c})",
+                   "notOk({a} !== {c})", "throws(() => {a})", "error(new Error('{a}'))",
+                   "fail('{a} is not {c}')")
+
+
+def _tape_block(rel: str, name: Callable[[], str], rng: random.Random, module: bool, *,
+                suite: bool) -> tuple[str, list[Canary]]:
+    """Canaries in tape's style: `test(name, (t) => {...; t.end(); })` from the project's tape,
+    the group a test of nested `t.test`s (ids `group > name`)."""
+    test = f"test_{_suffix(rng)}"
+    a, b = rng.randrange(10, 10_000), rng.randrange(10, 10_000)
+    good, bad = name(), name()
+    lines = [f"import {test} from 'tape';" if module else f"const {test} = require('tape');",
+             f"{test}({json.dumps(good)}, (t) => {{ t.equal({a} + {b}, {a + b}); t.end(); }});",
+             f"{test}({json.dumps(bad)}, (t) => {{ "
+             f"t.equal({b} * {a}, {a * b + rng.randrange(1, 97)}); t.end(); }});"]
+    planted = [Canary(f"{rel}::{good}", "passed"), Canary(f"{rel}::{bad}", "failed")]
+    if suite:
+        group = name()
+        lines.append(f"{test}({json.dumps(group)}, (t) => {{")
+        for check in TAPE_ASSERTIONS:
+            wrong = name()
+            x = rng.randrange(10, 10_000)
+            call = check.format(a=x, c=x + rng.randrange(1, 97))
+            lines.append(f"  t.test({json.dumps(wrong)}, (st) => {{ st.{call}; st.end(); }});")
+            planted.append(Canary(f"{rel}::{group} > {wrong}", "failed"))
+        lines += ["  t.end();", "});"]
+    return "\n".join(lines) + "\n", planted
+
+
 def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
            suite: bool, origin: str | tuple[str, str] = "node:test"
            ) -> tuple[str, list[Canary]]:
     def name() -> str:
         return f"{' '.join(rng.sample(words, min(2, len(words))))} {_suffix(rng)}"
+
+    if origin == "tape":
+        return _tape_block(rel, name, rng, module, suite=suite)
 
     tag = _suffix(rng)
     assert_ = f"assert_{tag}"
@@ -142,6 +182,8 @@ def _interface(copy: Path, runner: str) -> str | tuple[str, str] | None:
         return "vitest"
     if runner == "jest":
         return "@jest/globals"  # jest's own module (a project may turn the globals off)
+    if runner == "tape":
+        return "tape"  # the project's own, as its test files require it
     if runner == "mocha":
         ui = "bdd"
         for name in (".mocharc.yml", ".mocharc.yaml", ".mocharc.json", ".mocharc.jsonc",

@@ -9,10 +9,11 @@ from taskforge.languages.javascript.runners.base import JsTestRunner, Report
 from taskforge.languages.javascript.runners.jest import JestRunner
 from taskforge.languages.javascript.runners.mocha import MochaRunner
 from taskforge.languages.javascript.runners.nodetest import NodeTestRunner
+from taskforge.languages.javascript.runners.tape import TapeRunner
 from taskforge.languages.javascript.runners.vitest import VitestRunner
 
 RUNNERS: dict[str, type[JsTestRunner]] = {cls.name: cls for cls in (
-    NodeTestRunner, MochaRunner, VitestRunner, JestRunner)}
+    NodeTestRunner, MochaRunner, VitestRunner, JestRunner, TapeRunner)}
 
 
 def runner_named(name: str, modules: Path | None = None) -> JsTestRunner:

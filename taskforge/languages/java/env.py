@@ -36,6 +36,7 @@ from pathlib import Path
 
 from taskforge.cache import build_once, digest, read_json, write_json
 from taskforge.errors import UserError
+from taskforge.languages.java.surefire import surefire_tokens
 from taskforge.model import Environment, EnvSpec, Snapshot
 
 FORMAT = 2  # bump when the layout of a built environment changes
@@ -218,6 +219,14 @@ def _find(group: str, artifact: str, version: str) -> tuple[str, Path] | None:
         jar = base / candidate / f"{artifact}-{candidate}.jar"
         if jar.exists():
             return candidate, jar
+    # Some packages alias no `debian` version but a major one (junit4: `4.x`, beside
+    # `4.13.2`): another version of the same major line keeps the declared API.
+    major = version.split(".", 1)[0] if version and version[0].isdigit() else ""
+    others = sorted(p.name for p in base.iterdir()) if major and base.is_dir() else []
+    for candidate in others:
+        jar = base / candidate / f"{artifact}-{candidate}.jar"
+        if candidate.split(".", 1)[0] == major and jar.exists():
+            return candidate, jar
     return None
 
 
@@ -277,15 +286,20 @@ def spec_for(root: Path, source: str) -> EnvSpec:
                         "network (Maven Central)")
     release = compiler_release(root)
     build = "pom.xml" if (root / "pom.xml").is_file() else "build.gradle"
+    # The pom's Surefire includes, excludes and module flags (recorded, so a grader's run
+    # is the baseline's)
+    surefire = surefire_tokens(root / "pom.xml") if build == "pom.xml" else ()
     return EnvSpec(python=java_version(), project_install=None,
                    requirements=resolved.names, install=resolved.jars,
-                   test_command=(WAY, "--release", release),
+                   test_command=(WAY, "--release", release, *surefire),
                    decisions=(f"tests: {WAY} ({WAY_WHY})",
                               f"class path: {len(declared)} dependencies declared in {build}, "
                               f"{len(resolved.jars)} jars with Debian's: "
                               + ", ".join(resolved.names[:8])
                               + (" ..." if len(resolved.names) > 8 else ""),
-                              f"javac --release {release}"))
+                              f"javac --release {release}",
+                              *([f"from the pom's Surefire configuration: {' '.join(surefire)}"]
+                                if surefire else [])))
 
 
 def release_of(env: Environment) -> str:

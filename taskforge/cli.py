@@ -142,6 +142,8 @@ def source_from_argument(text: str, ref: str | None) -> SourceSpec:
         return SourceSpec(kind="pypi", location=text[5:])
     if text.startswith("npm:"):
         return SourceSpec(kind="npm", location=text[4:])
+    if text.startswith("debian:"):
+        return SourceSpec(kind="debian", location=text[7:])
     path = Path(text)
     bare_repo = path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
     if "://" in text or text.startswith("git@") or text.endswith(".git") or bare_repo or ref:

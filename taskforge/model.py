@@ -8,7 +8,7 @@ from typing import Any, Literal, TypedDict, get_type_hints
 
 from taskforge.errors import UserError
 
-SourceKind = Literal["path", "git", "pypi", "npm"]
+SourceKind = Literal["path", "git", "pypi", "npm", "debian"]
 Outcome = Literal["passed", "failed", "error", "skipped"]
 
 
@@ -29,7 +29,7 @@ class SourceSpec:
     origin: str | None = field(default=None, compare=False)
 
     def describe(self) -> str:
-        if self.kind in ("pypi", "npm"):
+        if self.kind in ("pypi", "npm", "debian"):
             return f"{self.kind}:{self.location}"
         if self.kind == "git" and self.ref:
             return f"{self.location}@{self.ref}"

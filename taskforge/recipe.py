@@ -19,6 +19,8 @@ from taskforge.languages.strategy import (
 )
 from taskforge.model import SourceSpec
 from taskforge.sandbox import NAMES as SANDBOX_NAMES
+from taskforge.sources.debian import EXAMPLE as DEBIAN_EXAMPLE
+from taskforge.sources.debian import pinned as debian_pinned
 from taskforge.sources.license import spdx_expression
 
 
@@ -113,8 +115,8 @@ class _StrictLoader(yaml.SafeLoader):
 
 
 TOP_KEYS = {"name", "seed", "sources", "strategies", "select", "task", "verify", "sandbox"}
-SOURCE_KEYS = {"path", "git", "pypi", "npm", "ref", "install", "test_command", "python",
-               "max_tasks"}
+SOURCE_KEYS = {"path", "git", "pypi", "npm", "debian", "ref", "install", "test_command",
+               "python", "max_tasks"}
 SELECT_KEYS = {"min_covering_tests", "min_body_lines", "max_tasks_per_source", "licenses",
                "max_source_mb", "min_stable_tests", "lines", "min_lines", "max_lines", "symbols"}
 TASK_KEYS = {"tests_visible", "keep_docstrings", "broken_imports", "statement"}
@@ -249,11 +251,15 @@ def _licenses(c: _Checker, raw: Any) -> tuple[str, ...]:
 
 def _source(c: _Checker, raw: Any, where: str) -> SourceSpec:
     table = c.mapping(raw, where, SOURCE_KEYS)
-    kinds = [k for k in ("path", "git", "pypi", "npm") if k in table]
+    kinds = [k for k in ("path", "git", "pypi", "npm", "debian") if k in table]
     if len(kinds) != 1:
-        raise c.fail(where, "give exactly one of path, git, pypi, npm")
+        raise c.fail(where, "give exactly one of path, git, pypi, npm, debian")
     kind = kinds[0]
     location = c.typed(table, kind, where, str, None)
+    if kind == "debian" and debian_pinned(location) is None:
+        # apt-get would take a bare name as "the newest": a corpus pins what it ingests
+        raise c.fail(f"{where}.debian", f"pin an exact version, as NAME=VERSION (e.g. "
+                                        f"{DEBIAN_EXAMPLE}), got {location!r}")
     if "ref" in table and kind != "git":
         raise c.fail(f"{where}.ref", "only git sources take a ref")
     ref = c.typed(table, "ref", where, (str, int), None) if "ref" in table else None

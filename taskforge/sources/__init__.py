@@ -1,5 +1,5 @@
-"""Sources: a local path, a git URL at a ref, a pinned PyPI sdist or a pinned npm package,
-each becomes a Snapshot."""
+"""Sources: a local path, a git URL at a ref, a pinned PyPI sdist, a pinned npm package or a
+pinned Debian source package, each becomes a Snapshot."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from taskforge.errors import UserError
 from taskforge.model import Snapshot, SourceSpec
+from taskforge.sources.debian import ingest_debian
 from taskforge.sources.git import ingest_git
 from taskforge.sources.local import ingest_path
 from taskforge.sources.npm import ingest_npm
@@ -24,6 +25,8 @@ def ingest_source(spec: SourceSpec, cache: Path, base_dir: Path, max_mb: float |
         snapshot = ingest_pypi(spec.location, cache)
     elif spec.kind == "npm":
         snapshot = ingest_npm(spec.location, cache)
+    elif spec.kind == "debian":
+        snapshot = ingest_debian(spec.location, cache)
     elif spec.kind == "git":
         snapshot = ingest_git(spec.location, spec.ref, cache, describe_if)
     else:

@@ -10,10 +10,13 @@ Platform console launcher**, and every environment records it and why (`WAY`, `d
 The class path: the dependencies the build file declares (pom.xml, or `build.gradle*`'s
 `group:artifact:version` strings), every scope, resolved in Debian's Maven repository
 (`/usr/share/maven-repo/GROUP/ARTIFACT/VERSION/ARTIFACT-VERSION.jar`: the declared version
-when Debian has it, else Debian's `debian` alias), with the compile and runtime dependencies
-of Debian's poms followed transitively. A declared dependency that does not resolve sets the
-source aside, named (`UserError`). JUnit Jupiter is always there (the console launcher runs
-it). Jars are recorded by real path, with `group:artifact:version` names.
+when Debian has it, else Debian's `debian` alias, else another version of the same major
+line), with the compile and runtime dependencies of Debian's poms followed transitively. A
+declared dependency that does not resolve sets the source aside, named (`UserError`), unless
+its scope is `test`: then only the test files that import it are (they do not compile).
+JUnit Jupiter is always there (the console launcher runs it). The pom's Surefire includes,
+excludes and `--add-opens` flags are recorded in the test command (`surefire.py`). Jars
+are recorded by real path, with `group:artifact:version` names.
 
 The environment directory (`Environment.venv`, a name from Python) holds `classpath.json`,
 `taskforge-java.jar` (the per-test coverage listener and reader, compiled here with javac from
@@ -36,6 +39,7 @@ from pathlib import Path
 
 from taskforge.cache import build_once, digest, read_json, write_json
 from taskforge.errors import UserError
+from taskforge.languages.java.surefire import surefire_tokens
 from taskforge.model import Environment, EnvSpec, Snapshot
 
 FORMAT = 2  # bump when the layout of a built environment changes
@@ -218,6 +222,14 @@ def _find(group: str, artifact: str, version: str) -> tuple[str, Path] | None:
         jar = base / candidate / f"{artifact}-{candidate}.jar"
         if jar.exists():
             return candidate, jar
+    # Some packages alias no `debian` version but a major one (junit4: `4.x`, beside
+    # `4.13.2`): another version of the same major line keeps the declared API.
+    major = version.split(".", 1)[0] if version and version[0].isdigit() else ""
+    others = sorted(p.name for p in base.iterdir()) if major and base.is_dir() else []
+    for candidate in others:
+        jar = base / candidate / f"{artifact}-{candidate}.jar"
+        if candidate.split(".", 1)[0] == major and jar.exists():
+            return candidate, jar
     return None
 
 
@@ -271,21 +283,34 @@ def spec_for(root: Path, source: str) -> EnvSpec:
         raise UserError(f"{source}: Java toolchain: {missing}")
     declared = declared_dependencies(root)
     resolved = resolve(declared)
-    if resolved.unresolved:
+    # A test-scope dependency Debian lacks (junit-pioneer, JMH in commons-lang3 and
+    # commons-io) costs only the test files that import it: they do not compile and are set
+    # aside by name, the others run. Anything else would leave the main code uncompilable.
+    tests_only = tuple(u for u in resolved.unresolved if u.endswith(" (test)"))
+    needed = [u for u in resolved.unresolved if u not in tests_only]
+    if needed:
         raise UserError(f"{source}: dependencies not in Debian's Maven repository "
-                        f"({MAVEN_REPO}): {', '.join(resolved.unresolved)}; they need the "
+                        f"({MAVEN_REPO}): {', '.join(needed)}; they need the "
                         "network (Maven Central)")
     release = compiler_release(root)
     build = "pom.xml" if (root / "pom.xml").is_file() else "build.gradle"
+    # The pom's Surefire includes, excludes and module flags (recorded, so a grader's run
+    # is the baseline's)
+    surefire = surefire_tokens(root / "pom.xml") if build == "pom.xml" else ()
     return EnvSpec(python=java_version(), project_install=None,
                    requirements=resolved.names, install=resolved.jars,
-                   test_command=(WAY, "--release", release),
+                   test_command=(WAY, "--release", release, *surefire),
                    decisions=(f"tests: {WAY} ({WAY_WHY})",
                               f"class path: {len(declared)} dependencies declared in {build}, "
                               f"{len(resolved.jars)} jars with Debian's: "
                               + ", ".join(resolved.names[:8])
                               + (" ..." if len(resolved.names) > 8 else ""),
-                              f"javac --release {release}"))
+                              f"javac --release {release}",
+                              *([f"test dependencies not in Debian's Maven repository: "
+                                 f"{', '.join(tests_only)} (the test files that import them "
+                                 "do not compile and are set aside)"] if tests_only else []),
+                              *([f"from the pom's Surefire configuration: {' '.join(surefire)}"]
+                                if surefire else [])))
 
 
 def release_of(env: Environment) -> str:

@@ -55,6 +55,7 @@ from taskforge.languages.java.files import (
     java_files,
     test_source_of,
 )
+from taskforge.languages.java.surefire import jvm_flags, launcher_filters
 from taskforge.leftovers import owned
 from taskforge.model import Baseline, Environment, Snapshot, TestRun
 from taskforge.sandbox import Mounts, Sandbox
@@ -254,7 +255,8 @@ def launcher_argv(env: Environment, compiled: Compiled, reports: Path, *,
                   select: list[str] | None, coverage_dir: Path | None = None,
                   includes: str = "", test_timeout: float | None = None) -> list[str]:
     cp = [str(LAUNCHER), str(compiled.test_classes), str(compiled.classes), *classpath(env)]
-    jvm = [str(jdk_home() / "bin" / "java"), *JVM_FLAGS]
+    jvm = [str(jdk_home() / "bin" / "java"), *JVM_FLAGS, *jvm_flags(env.spec.test_command)]
+    includes_re, excludes_re = launcher_filters(env.spec.test_command)
     if coverage_dir is not None:
         cp.append(str(support_jar(env)))
         jvm += [f"-javaagent:{agent_jar(env)}=output=none,jmx=false,dumponexit=false"
@@ -266,11 +268,15 @@ def launcher_argv(env: Environment, compiled: Compiled, reports: Path, *,
     if test_timeout is not None:
         argv += ["--config", f"junit.jupiter.execution.timeout.default={int(test_timeout)}s",
                  "--config", "junit.jupiter.execution.timeout.thread.mode.default=SEPARATE_THREAD"]
+    # The pom's Surefire includes replace the default class names, its excludes leave out
+    # (given with a selection too: the launcher filters the classes it selects)
+    filters = [a for r in includes_re for a in ("--include-classname", r)]
+    filters += [a for r in excludes_re for a in ("--exclude-classname", r)]
     if select is None:
-        argv += ["--scan-classpath", str(compiled.test_classes), "--include-classname",
-                 CLASS_NAMES]
+        argv += ["--scan-classpath", str(compiled.test_classes),
+                 *(filters if includes_re else ["--include-classname", CLASS_NAMES, *filters])]
     else:
-        argv += selection(compiled.test_classes, select)
+        argv += [*filters, *selection(compiled.test_classes, select)]
     return argv
 
 

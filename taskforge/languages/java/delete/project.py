@@ -52,6 +52,12 @@ class JavaProject:
             return None
         return tree
 
+    def parsed_files(self) -> list[tuple[str, Tree]]:
+        """Every source file that parses (the others land in `skipped`), with its tree:
+        `taskforge ingest` asks for them all, to report what does not parse."""
+        return [(path, tree) for path in self.source_files
+                if (tree := self.tree(path)) is not None]
+
     @functools.cache  # noqa: B019
     def words(self, path: str) -> frozenset[bytes]:
         try:

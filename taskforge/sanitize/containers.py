@@ -261,6 +261,10 @@ def _tar(data: Source, ctx: Context, where: str, limit: int) -> Iterator[tuple[s
                     yield member.name, f.read(limit + 1)
 
 
+# Decoders produce (and text views decode) a piece at a time: memory stays near the input.
+_PIECE = 1024 * 1024
+
+
 def _decompress(new: Callable[[], Any], data: bytes, limit: int, what: str) -> bytes:
     """Decompress concatenated streams, never producing more than `limit` + 1 bytes (then
     OverBudget); a damaged or cut stream keeps what decoded before the damage."""
@@ -271,15 +275,18 @@ def _decompress(new: Callable[[], Any], data: bytes, limit: int, what: str) -> b
         feed = rest
         try:
             while True:
-                out += d.decompress(feed, limit + 1 - len(out))
+                # A piece at a time: asked for the whole budget at once, a decompressor
+                # returns it as one bytes object beside `out`, twice the budget at the peak.
+                piece = d.decompress(feed, min(_PIECE, limit + 1 - len(out)))
+                out += piece
                 if len(out) > limit:
                     raise _over(what, limit)
                 if d.eof:
                     break
                 if hasattr(d, "unconsumed_tail"):
                     feed = d.unconsumed_tail  # zlib keeps the input it had no room for
-                    if not feed:
-                        return bytes(out)  # cut short
+                    if not feed and not piece:
+                        return bytes(out)  # cut short: no input left and nothing came out
                 else:
                     if d.needs_input:
                         return bytes(out)  # cut short
@@ -431,7 +438,7 @@ def _inflate_at(view: memoryview, pos: int, limit: int) -> tuple[bytes, int]:
             raise ValueError("truncated pack")
         piece = d.unconsumed_tail or view[pos:pos + chunk]
         fresh = not d.unconsumed_tail
-        out += d.decompress(piece, limit + 1 - len(out))
+        out += d.decompress(piece, min(_PIECE, limit + 1 - len(out)))
         if len(out) > limit:
             raise _over("pack object", limit)
         if fresh:
@@ -518,7 +525,6 @@ def _bundle(data: bytes, ctx: Context, where: str, limit: int) -> Iterator[tuple
         yield from _pack(data[end + 2:], ctx, where, limit)
 
 
-_PIECE = 1024 * 1024  # text views are decoded a piece at a time: memory stays near the input
 
 
 def _utf16(data: bytes, ctx: Context, where: str, limit: int) -> Iterator[tuple[str, bytes]]:

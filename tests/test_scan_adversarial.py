@@ -130,6 +130,11 @@ class Task:
 
 @pytest.fixture
 def task(tmp_path: Path) -> Task:
+    return make_task(tmp_path)
+
+
+def make_task(tmp_path: Path) -> Task:
+    """The task workspace of FILES under `tmp_path/ws`, with its fingerprints."""
     ws = tmp_path / "ws"
     for rel, text in FILES.items():
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)

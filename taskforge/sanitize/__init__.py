@@ -151,7 +151,8 @@ def sanitize_and_scan(workspace: Path, env_dir: Path | None, fingerprints: Finge
     scan_removed: list[str] = []
     stats = ScanStats()
     for round_no in range(1, max_rounds + 1):
-        hits = scan(fingerprints, roots, stats)
+        # the environment is the same for every task of a snapshot: decoded once (envindex)
+        hits = scan(fingerprints, roots, stats, indexed=roots[1:])
         env_hits = [h for h in hits if h.root != str(workspace)]
         dropped = background_fingerprints(env_hits, fingerprints)
         if dropped:

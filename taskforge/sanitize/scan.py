@@ -1,17 +1,20 @@
 """The leak scanner: search every byte under some roots, and inside every container, for
 fingerprints of deleted code.
 
-Speed: files are read once (hard links and repeated inodes skipped), collected into batches
-joined by NUL bytes (no fingerprint holds one), and each pattern of the smallest covering set
-is searched over a whole batch with `bytes.find` (CPython's two-way/bloom search, ~2 GB/s);
-only the few entries with a hit are then checked against every fingerprint, for the report.
-Containers are decoded only when their magic bytes say so (see `containers`), each within
-byte budgets; what could not be decoded, or would exceed a budget, is `Undecided`: the scan
-cannot vouch for it, and a task whose workspace or environment holds one is rejected.
+Reading and decoding is `walk`'s: every file once, every container inside it within byte
+budgets; what could not be decoded, or would exceed a budget, is `Undecided`: the scan cannot
+vouch for it, and a task whose workspace or environment holds one is rejected.
 
-Memory: a file is read whole only up to BIG_FILE (larger ones are searched in chunks, a zip
-or tar among them decoded from disk); decoded members are bounded by `containers`' budgets;
-batches by BATCH_BYTES. Whatever the tree holds, a scan stays under a few hundred MB.
+Speed: byte strings are collected into batches joined by NUL bytes (no fingerprint holds
+one), and each pattern of the smallest covering set is searched over a whole batch with
+`bytes.find` (CPython's two-way/bloom search, ~2 GB/s); only the few entries with a hit are
+then checked against every fingerprint, for the report. A root given as `indexed` (a task's
+environment, the same for every task of a snapshot) is decoded once per process and
+searched in its index instead (`envindex`).
+
+Memory: a file is read whole only up to BIG_FILE (larger ones are searched in chunks);
+decoded members are bounded by `containers`' budgets; batches by BATCH_BYTES. Whatever the
+tree holds, a scan stays under a few hundred MB.
 """
 
 from __future__ import annotations
@@ -20,29 +23,21 @@ import builtins
 import keyword
 import os
 import re
-import stat
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import BinaryIO
 
 from taskforge.sanitize.bytecode import code_signature, walk_code
 from taskforge.sanitize.classfile import JAVA_PREFIX, ClassInfo, java_key, matches
-from taskforge.sanitize.containers import (
-    CONTAINERS,
-    Budget,
-    Context,
-    ScanBudget,
-    expand,
-    kind_of,
-)
+from taskforge.sanitize.containers import Context
+from taskforge.sanitize.envindex import TreeIndex, tree_index
 from taskforge.sanitize.fingerprints import Fingerprint, Fingerprints
+from taskforge.sanitize.walk import Label, ScanStats, Undecided, Walker
 
 BATCH_BYTES = 16 * 1024 * 1024
 ALONE_BYTES = 1024 * 1024  # a byte string this long is searched on its own, not batched
-BIG_FILE = 32 * 1024 * 1024  # read in overlapping chunks; only a zip or tar is decoded
 
 
 @dataclass(frozen=True, order=True)
@@ -66,38 +61,6 @@ class Hit:
     def to_json(self) -> dict[str, str]:
         return {"path": self.path, "container": self.container, "kind": self.kind,
                 "fingerprint": self.fingerprint}
-
-
-@dataclass(frozen=True, order=True)
-class Undecided:
-    """A file (or a member inside it: `container`) the scan could not vouch for: it could not
-    be read or decoded, or decoding it would exceed a budget."""
-
-    path: str
-    container: str
-    reason: str
-    root: str = field(default="", compare=False)
-
-    def where(self) -> str:
-        return f"{self.path}{self.container}"
-
-    def __str__(self) -> str:
-        return f"{self.where()}: undecided: {self.reason}"
-
-    def to_json(self) -> dict[str, str]:
-        return {"path": self.where(), "kind": "undecided", "reason": self.reason}
-
-
-@dataclass
-class ScanStats:
-    files: int = 0
-    bytes: int = 0
-    entries: int = 0  # searched byte strings: files plus decoded members
-    decoded_bytes: int = 0
-    containers: int = 0
-    same_inode: int = 0
-    notes: list[str] = field(default_factory=list)
-    undecided: list[Undecided] = field(default_factory=list)
 
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{4,}")
@@ -173,20 +136,44 @@ def covering(patterns: Iterable[bytes]) -> dict[bytes, list[bytes]]:
 
 
 class _Batch:
-    def __init__(self, alone: Callable[[tuple[int, str, str], bytes], None] | None = None
-                 ) -> None:
-        self.alone = alone
-        self.labels: list[tuple[int, str, str]] = []  # (root index, rel path, container)
+    """The search's sink: byte strings collected and searched together, a batch at a time
+    (one this long is searched where it is: joining would copy it)."""
+
+    def __init__(self, scanner: Scanner, roots: list[Path]) -> None:
+        self.scanner, self.roots = scanner, roots
+        self.labels: list[Label] = []
         self.datas: list[bytes] = []
         self.size = 0
 
-    def add(self, label: tuple[int, str, str], data: bytes) -> None:
-        if len(data) >= ALONE_BYTES and self.alone is not None:
-            self.alone(label, data)  # searched where it is: joining would copy it
+    def add(self, label: Label, data: bytes) -> None:
+        if not self.scanner.patterns:
+            return
+        if len(data) >= ALONE_BYTES:
+            self.scanner.search_alone(label, data, self.roots)
             return
         self.labels.append(label)
         self.datas.append(data)
         self.size += len(data) + 1
+
+    def add_big(self, label: Label, path: str) -> None:
+        """Searched in overlapping chunks: a match across two chunks is in their overlap."""
+        if not self.scanner.patterns:
+            return
+        overlap = max(self.scanner.longest - 1, 0)
+        with open(path, "rb") as f:
+            tail = b""
+            while chunk := f.read(BATCH_BYTES):
+                self.scanner.search_alone(label, tail + chunk, self.roots)
+                tail = chunk[-overlap:] if overlap else b""
+
+    def filled(self) -> None:
+        if self.size >= BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.datas:
+            self.scanner.search_batch(self.labels, self.datas, self.roots)
+        self.labels, self.datas, self.size = [], [], 0
 
 
 class Scanner:
@@ -206,22 +193,15 @@ class Scanner:
         self.code_names = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in self.code}))
         self.longest = max((len(p) for p in self.by_text), default=0)
         self.stats = ScanStats()
-        self.budget = ScanBudget()
         self.hits: set[Hit] = set()
 
     # -- searching ------------------------------------------------------------------------
-    def _flush(self, batch: _Batch, roots: list[Path]) -> None:
-        if batch.datas and self.patterns:
-            self._search(batch, roots)
-        batch.__init__(batch.alone)  # type: ignore[misc]
-
-    def _search_alone(self, label: tuple[int, str, str], data: bytes, roots: list[Path]
-                      ) -> None:
+    def search_alone(self, label: Label, data: bytes, roots: list[Path]) -> None:
         anchors = {a for a in self.patterns if a in data}
         if anchors:
             self._verify(label, data, anchors, roots)
 
-    def _verify(self, label: tuple[int, str, str], data: bytes, anchors: set[bytes],
+    def _verify(self, label: Label, data: bytes, anchors: set[bytes],
                 roots: list[Path]) -> None:
         root_index, rel, container = label
         for needle in {t for a in anchors for t in self.anchors[a]}:
@@ -229,11 +209,11 @@ class Scanner:
                 for fp in self.by_text[needle]:
                     self.hits.add(Hit(rel, container, fp.kind, fp.text, str(roots[root_index])))
 
-    def _search(self, batch: _Batch, roots: list[Path]) -> None:
-        big = b"\0".join(batch.datas)
+    def search_batch(self, labels: list[Label], datas: list[bytes], roots: list[Path]) -> None:
+        big = b"\0".join(datas)
         starts: list[int] = []
         offset = 0
-        for d in batch.datas:
+        for d in datas:
             starts.append(offset)
             offset += len(d) + 1
         found: dict[int, set[bytes]] = {}  # entry -> anchors found in it
@@ -246,7 +226,44 @@ class Scanner:
                     break
                 i = big.find(anchor, starts[k + 1])
         for k, anchors in sorted(found.items()):
-            self._verify(batch.labels[k], batch.datas[k], anchors, roots)
+            self._verify(labels[k], datas[k], anchors, roots)
+
+    def search_index(self, root_index: int, index: TreeIndex, roots: list[Path]) -> None:
+        """What a walk of `roots[root_index]` would find, from its index: the same hits,
+        the same undecided files."""
+        for anchor in self.patterns:
+            for k in index.occurrences(anchor):
+                rel, container = index.labels[k]
+                for needle in self.anchors[anchor]:
+                    if index.holds(k, needle):
+                        for fp in self.by_text[needle]:
+                            self.hits.add(Hit(rel, container, fp.kind, fp.text,
+                                              str(roots[root_index])))
+        # The structural checks decode only the bytecode and class files that could hold a
+        # deleted function or method: those holding its name (as a walk's decoders do).
+        checks = [(index.pyc, self.code_names)] if self.code else []
+        if self.java:
+            checks.append((index.classes, tuple(
+                {_modified_utf8(key.rsplit("#", 1)[-1]) for key in self.java})))
+        walker = Walker(lambda index_, rel_: self._context(root_index, rel_, roots))
+        for entries, names in checks:
+            for k in entries:
+                if any(index.holds(k, name) for name in names):
+                    rel, container = index.labels[k]
+                    walker.decode(roots, root_index, rel, index.data(k), None, _Discard(),
+                                  where=container)
+        self.stats.undecided += walker.stats.undecided
+        root = str(roots[root_index])
+        built = index.stats
+        self.stats.undecided += [Undecided(u.path, u.container, u.reason, root)
+                                 for u in built.undecided]
+        self.stats.notes += built.notes
+        for name in ("files", "bytes", "entries", "decoded_bytes", "containers", "same_inode"):
+            setattr(self.stats, name, getattr(self.stats, name) + getattr(built, name))
+
+    def _context(self, root_index: int, rel: str, roots: list[Path]) -> Context:
+        return Context(on_code=self._on_code(root_index, rel, roots), code_names=self.code_names,
+                       on_class=self._on_class(root_index, rel, roots))
 
     def _on_code(self, root_index: int, rel: str, roots: list[Path]):
         def check(where: str, code: CodeType) -> None:
@@ -271,146 +288,57 @@ class Scanner:
                                       "code", key, str(roots[root_index])))
         return check
 
-    # -- reading --------------------------------------------------------------------------
-    def _undecided(self, index: int, rel: str, container: str, reason: str,
-                   roots: list[Path]) -> None:
-        self.stats.undecided.append(Undecided(rel, container, reason, str(roots[index])))
-
-    def _files(self, index: int, roots: list[Path]) -> Iterator[tuple[str, str]]:
-        """(relative POSIX path, path) of every regular file; symlinks are not followed."""
-        root = roots[index]
-        if root.is_file() and not root.is_symlink():
-            yield root.name, str(root)
-            return
-        stack = [(str(root), "")]
-        while stack:
-            here, prefix = stack.pop()
-            try:
-                with os.scandir(here) as it:
-                    entries = sorted(it, key=lambda e: e.name)
-            except OSError as e:  # a directory we cannot list may hold anything
-                self._undecided(index, prefix.rstrip("/") or ".", "",
-                                f"unreadable directory: {e.strerror}", roots)
-                continue
-            for entry in reversed(entries):  # the stack pops them back in name order
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, prefix + entry.name + "/"))
-                    elif entry.is_file(follow_symlinks=False):
-                        yield prefix + entry.name, entry.path
-                except OSError:
-                    continue
-
-    def _read(self, path: str, seen: set[tuple[int, int]]) -> tuple[bytes | None, int, str]:
-        """The file's bytes (None if seen before under another name, unreadable, or too big
-        to hold: then its size is returned for `_scan_big`), and why it could not be read."""
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError as e:
-            return None, 0, f"unreadable: {e.strerror}"
-        try:
-            st = os.fstat(fd)
-            key = (st.st_dev, st.st_ino)
-            if key in seen:
-                self.stats.same_inode += 1
-                return None, 0, ""
-            seen.add(key)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > BIG_FILE:
-                return None, st.st_size, ""
-            chunks = [os.read(fd, st.st_size + 1)]
-            while chunks[-1]:  # the file grew, or the size was not known
-                chunks.append(os.read(fd, 1 << 20))
-                if sum(map(len, chunks)) > BIG_FILE:
-                    return None, BIG_FILE + 1, ""  # it grows while we read: take it in chunks
-            return b"".join(chunks) if len(chunks) > 2 else chunks[0], st.st_size, ""
-        except OSError as e:
-            return None, 0, f"unreadable: {e.strerror}"
-        finally:
-            os.close(fd)
-
-    def _decode(self, index: int, rel: str, data: bytes | BinaryIO, kind: str | None,
-                batch: _Batch, roots: list[Path]) -> None:
-        ctx = Context(on_code=self._on_code(index, rel, roots), code_names=self.code_names,
-                      on_class=self._on_class(index, rel, roots))
-        for where, inner in expand(data, ctx, Budget(scan=self.budget), kind=kind):
-            batch.add((index, rel, where), inner)
-            self.stats.decoded_bytes += len(inner)
-            self.stats.entries += 1
-        self.stats.containers += ctx.containers
-        self.stats.notes += [f"{rel}{n}" for n in ctx.notes]
-        if ctx.undecided:  # one per file: the first thing that stopped the scan there
-            where, reason = ctx.undecided[0]
-            more = len(ctx.undecided) - 1
-            self._undecided(index, rel, where, reason + (f" (and {more} more)" if more else ""),
-                            roots)
-
-    def scan(self, roots: Iterable[Path]) -> list[Hit]:
+    def scan(self, roots: Iterable[Path], indexed: Collection[Path] = ()) -> list[Hit]:
+        """Every hit under `roots`; those in `indexed` are searched in their index."""
         roots = [Path(r) for r in roots]
-        seen: set[tuple[int, int]] = set()
-        batch = _Batch(lambda label, data: self._search_alone(label, data, roots)
-                       if self.patterns else None)
-        for index, _root in enumerate(roots):
-            for rel, path in self._files(index, roots):
-                data, size, problem = self._read(path, seen)
-                if problem:
-                    self._undecided(index, rel, "", problem, roots)
-                if data is None:
-                    if size > BIG_FILE:
-                        self.stats.files += 1
-                        self._scan_big(index, rel, path, batch, roots)
-                    continue
-                self.stats.files += 1
-                self.stats.bytes += len(data)
-                self.stats.entries += 1
-                batch.add((index, rel, ""), data)
-                if kind_of(data) is not None:
-                    self._decode(index, rel, data, None, batch, roots)
-                if batch.size >= BATCH_BYTES:
-                    self._flush(batch, roots)
-        self._flush(batch, roots)
+        from_index = {os.path.realpath(r) for r in indexed}
+        walked = [i for i, r in enumerate(roots) if os.path.realpath(r) not in from_index]
+        walker = Walker(lambda index, rel: self._context(index, rel, roots))
+        batch = _Batch(self, roots)
+        walker.walk(roots, walked, batch)
+        batch.flush()
+        self.stats = walker.stats
+        for i, root in enumerate(roots):
+            if i not in walked:
+                self.search_index(i, tree_index(root), roots)
         return sorted(self.hits)
 
-    def _scan_big(self, index: int, rel: str, path: str, batch: _Batch,
-                  roots: list[Path]) -> None:
-        """Too big to hold: its bytes searched in overlapping chunks; a zip or tar decoded
-        from disk (members one at a time); any other container is undecided."""
-        overlap = max(self.longest - 1, 0)
-        with open(path, "rb") as f:
-            tail = b""
-            head = b""
-            while chunk := f.read(BATCH_BYTES):
-                head = head or chunk[:4096]
-                self.stats.bytes += len(chunk)
-                self._search_alone((index, rel, ""), tail + chunk, roots)
-                tail = chunk[-overlap:] if overlap else b""
-            f.seek(max(0, f.tell() - 1024))
-            end = f.read()
-            kind = big_kind(head, end)
-            if kind in ("zip", "tar"):
-                f.seek(0)
-                self._decode(index, rel, f, kind, batch, roots)
-            elif kind in CONTAINERS:
-                self._undecided(index, rel, "", f"{kind}: {os.path.getsize(path)} bytes on disk, "
-                                f"over the {BIG_FILE // (1024 * 1024)} MiB a file may be to be "
-                                "decoded", roots)
-        self.stats.entries += 1
+
+def _modified_utf8(name: str) -> bytes:
+    """A name as a class file's constant pool stores it: characters past U+FFFF as two
+    surrogates, each encoded on its own (CESU-8)."""
+    units = []
+    for ch in name:
+        code = ord(ch)
+        if code > 0xFFFF:
+            code -= 0x10000
+            units += [chr(0xD800 + (code >> 10)), chr(0xDC00 + (code & 0x3FF))]
+        else:
+            units.append(ch)
+    return "".join(units).encode("utf-8", "surrogatepass")
 
 
-def big_kind(head: bytes, end: bytes) -> str | None:
-    """The container kind of a file too big to hold, from its first and last bytes."""
-    if len(head) >= 512 and head[257:262] == b"ustar":
-        return "tar"
-    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06") or b"PK\x05\x06" in end:
-        return "zip"
-    return kind_of(head)
+class _Discard:
+    """A sink for decoding only for the structural checks: the text was searched already."""
+
+    def add(self, label: Label, data: bytes) -> None:
+        pass
+
+    def add_big(self, label: Label, path: str) -> None:
+        pass
+
+    def filled(self) -> None:
+        pass
 
 
 def scan(fingerprints: Fingerprints, roots: Iterable[Path],
-         stats: ScanStats | None = None) -> list[Hit]:
+         stats: ScanStats | None = None, indexed: Collection[Path] = ()) -> list[Hit]:
     """Every hit of `fingerprints` under `roots` (files or directories; symlinks are not
-    followed), sorted by path. What the scan could not decide is in `stats.undecided`."""
+    followed), sorted by path. What the scan could not decide is in `stats.undecided`.
+    Roots in `indexed` are decoded once per process and searched in their index (see
+    `envindex`): for trees that many scans search unchanged, such as an environment."""
     scanner = Scanner(fingerprints)
-    hits = scanner.scan(roots)
+    hits = scanner.scan(roots, indexed)
     if stats is not None:
         for name in ("files", "bytes", "entries", "decoded_bytes", "containers", "same_inode"):
             setattr(stats, name, getattr(scanner.stats, name))

@@ -438,3 +438,28 @@ def test_feature_cluster_keeps_a_helper_the_signature_names(tmp_path: Path) -> N
     assert [d.symbol for d in deletion.deleted] == ["src/a.measure", "src/a.double"]
     text = deletion.new_texts["src/a.ts"]
     assert "function fallback()" in text and "function scale(" in text
+
+
+def test_feature_cluster_helpers_bound_to_names(tmp_path: Path) -> None:
+    """A helper may be a function expression or an arrow bound to a `const`: its own name
+    (the declarator's, and a named expression's) is no use of it."""
+    root = make_project(tmp_path, {"src/a.js": """\
+        const named = function inner(x) {
+          const y = x + 1;
+          return y;
+        };
+
+        const arrow = (x) => {
+          const y = x * 2;
+          return y;
+        };
+
+        export function main(x) {
+          const z = named(arrow(x));
+          return z * 2;
+        }
+        """})
+    deletion = _cluster(JavaScriptProject(root), "src/a.main")
+    assert [d.symbol for d in deletion.deleted] == ["src/a.main", "src/a.named", "src/a.arrow"]
+    # (removal_span keeps the blank line after a definition that starts the file)
+    assert deletion.new_texts["src/a.js"] == f"\nexport function main(x) {{\n  {STUB}\n}}\n"

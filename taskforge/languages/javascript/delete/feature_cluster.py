@@ -101,15 +101,14 @@ class ModuleRefs:
         self.functions = list(functions(tree))
         owners = {f.body.id: f.qualname for f in self.functions}
         # The definitions' own names are no references (a `const f = () => {}`'s name lies
-        # outside the arrow function, at module level).
+        # outside the arrow function, at module level; `const f = function g() {}` has both).
         own_names: set[int] = set()
         for f in self.functions:
-            name = f.node.child_by_field_name("name")
-            if name is None and f.kind == "function" and f.node.parent is not None and \
+            names = [f.node.child_by_field_name("name")]
+            if f.kind == "function" and f.node.parent is not None and \
                     f.node.parent.type == "variable_declarator":
-                name = f.node.parent.child_by_field_name("name")
-            if name is not None:
-                own_names.add(name.id)
+                names.append(f.node.parent.child_by_field_name("name"))
+            own_names |= {name.id for name in names if name is not None}
         self.refs: dict[str | None, set[str]] = defaultdict(set)
         stack: list[tuple[Node, str | None]] = [(tree.root_node, None)]
         while stack:

@@ -10,7 +10,7 @@ from conftest import REPO_ROOT, write_recipe
 
 import taskforge
 
-STRATEGIES = ("stub-function", "remove-function", "remove-method", "stub-class")
+STRATEGIES = ("stub-function", "remove-function", "remove-method", "stub-class", "feature-cluster")
 _MADE: dict[str, Path] = {}
 
 

@@ -29,6 +29,7 @@ import keyword
 import os
 import re
 import tokenize
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -36,6 +37,8 @@ from pathlib import Path, PurePosixPath
 from taskforge.artifacts import VCS_DIRS, match_dir, match_file
 from taskforge.sanitize.bytecode import signatures
 from taskforge.sanitize.javasource import deleted_methods
+from taskforge.sanitize.jssource import SUFFIXES as JS_SUFFIXES
+from taskforge.sanitize.jssource import tokens as js_tokens
 
 MIN_LINE = 12  # characters of a stripped line
 MIN_IDENT = 6
@@ -50,6 +53,15 @@ _PREFIX = re.compile(r"[A-Za-z]*")
 _FIELD = re.compile(r"\{[^{}]*\}")
 _COMMON = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | {
     "self", "cls", "NotImplementedError"}
+# JavaScript's standard globals and the members every program uses: in the remaining code or
+# in any library, no sign of the deleted code.
+_JS_WORDS = """
+    Object Array String Number Boolean Symbol BigInt Promise Error TypeError RangeError
+    SyntaxError Reflect Proxy WeakMap WeakSet RegExp globalThis console process require
+    module exports arguments length prototype constructor toString valueOf Iterable
+    Iterator Record Partial Readonly
+"""
+_JS_COMMON = frozenset(_JS_WORDS.split())
 
 
 @dataclass(frozen=True, order=True)
@@ -159,12 +171,21 @@ def _string_pieces(token: str) -> set[str]:
     rest = token[len(prefix):]
     quote = rest[:3] if rest[:3] in ('"""', "'''") else rest[:1]
     body = rest[len(quote):len(rest) - len(quote)] if len(rest) >= 2 * len(quote) else ""
-    pieces = _FIELD.split(body) if "f" in prefix else [body]
+    return _literal_pieces(_FIELD.split(body) if "f" in prefix else [body],
+                           escapes="r" not in prefix)
+
+
+def _literal_pieces(pieces: Iterable[str], escapes: bool = True) -> set[str]:
+    """The useful texts of a literal's pieces (between quotes, fields, substitutions): each
+    as written and, when escapes change it, its value; line by line when it spans lines."""
     found: set[str] = set()
     for piece in pieces:
         values = {piece}
-        if "\\" in piece and "r" not in prefix:  # the value a compiled form would hold
-            with contextlib.suppress(SyntaxError, ValueError):
+        if "\\" in piece and escapes:  # the value a compiled form would hold
+            # JavaScript's escapes are Python's but for a few (`\u{...}`: no value, the
+            # piece as written stays); one Python calls invalid (`\``) is no warning here
+            with contextlib.suppress(SyntaxError, ValueError), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 values.add(ast.literal_eval('"""' + piece.replace('"', '\\"') + '"""'))
         for value in values:
             found |= {ln.strip() for ln in value.splitlines()} if "\n" in value else {value}
@@ -214,6 +235,19 @@ def _candidates(path: str, original: str, runs: list[tuple[int, list[str]]]
                     found.add(Fingerprint("ident", tok.string))
             else:
                 found |= {Fingerprint("literal", p) for p in _string_pieces(tok.string)}
+        return found
+    js = js_tokens(path, original) if path.endswith(JS_SUFFIXES) else None
+    if js is not None:  # likewise from tree-sitter's grammar (see sanitize.jssource)
+        for token in js:
+            if not any(row in deleted_rows for row in range(token.first_row,
+                                                            token.last_row + 1)):
+                continue
+            if token.kind == "ident":
+                if _useful_ident(token.pieces[0]) and token.pieces[0] not in _JS_COMMON:
+                    found.add(Fingerprint("ident", token.pieces[0]))
+            else:
+                found |= {Fingerprint("literal", p)
+                          for p in _literal_pieces(token.pieces, token.escapes)}
         return found
     for _first, run in runs:
         for raw in run:

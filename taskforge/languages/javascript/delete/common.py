@@ -45,6 +45,17 @@ def function_of(project: JavaScriptProject, candidate: Candidate) -> Function:
     raise Rejected("not-found", candidate.symbol)
 
 
+def declared_alone(function: Function) -> bool:
+    """The function's statement declares it and nothing else (`const a = () => {...}, b = 1`
+    does not): the statement can go with the function."""
+    inner = function.statement
+    if inner.type == "export_statement":
+        inner = inner.child_by_field_name("declaration") or inner
+    if inner.type in ("lexical_declaration", "variable_declaration"):
+        return len([c for c in inner.named_children if c.type == "variable_declarator"]) == 1
+    return True
+
+
 def fence(path: str) -> str:
     return "typescript" if path.endswith(TYPESCRIPT_SUFFIXES) else "javascript"
 

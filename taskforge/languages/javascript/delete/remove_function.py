@@ -12,7 +12,12 @@ from __future__ import annotations
 import re
 
 from taskforge.errors import Rejected
-from taskforge.languages.javascript.delete.common import RAISES, facts_of, function_of
+from taskforge.languages.javascript.delete.common import (
+    RAISES,
+    declared_alone,
+    facts_of,
+    function_of,
+)
 from taskforge.languages.javascript.delete.project import JavaScriptProject, JavaScriptStrategy
 from taskforge.languages.javascript.delete.syntax import (
     BODIES,
@@ -28,16 +33,6 @@ from taskforge.languages.javascript.delete.syntax import (
 )
 from taskforge.languages.strategy import SelectOptions, TaskOptions, make_candidate
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
-
-
-def _alone(function: Function) -> bool:
-    """The statement declares this function and nothing else."""
-    inner = function.statement
-    if inner.type == "export_statement":
-        inner = inner.child_by_field_name("declaration") or inner
-    if inner.type in ("lexical_declaration", "variable_declaration"):
-        return len([c for c in inner.named_children if c.type == "variable_declarator"]) == 1
-    return True
 
 
 def _exported(function: Function) -> bytes:
@@ -60,7 +55,7 @@ class RemoveFunction(JavaScriptStrategy):
             names = [f.qualname for f in functions(tree) if f.kind == "function"] if tree else []
             for function in functions(tree) if tree is not None else ():
                 if function.kind != "function" or is_trivial(function) or \
-                        names.count(function.qualname) != 1 or not _alone(function):
+                        names.count(function.qualname) != 1 or not declared_alone(function):
                     continue
                 found.append(make_candidate(
                     self.name, baseline, select, path=path,

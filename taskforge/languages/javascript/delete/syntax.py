@@ -7,15 +7,13 @@ ERROR or MISSING node is not a task (`Rejected("unparsable")`).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import tree_sitter_javascript
-import tree_sitter_typescript
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Node, Tree
 
 from taskforge.errors import Rejected
+from taskforge.sanitize.jssource import parse  # the grammars, shared with the leak scan
 
 STUB = 'throw new Error("not implemented");'
 # What stands where code was deleted, by the name `Strategy.apply(body=...)` takes: the task's
@@ -25,20 +23,6 @@ FUNCTION_VALUES = ("arrow_function", "function_expression", "function",
                    "generator_function")
 DECLARATIONS = ("function_declaration", "generator_function_declaration")
 CLASSES = ("class_declaration", "abstract_class_declaration", "class")
-
-
-@functools.cache
-def _language(suffix: str) -> Language:
-    if suffix in (".ts", ".mts", ".cts"):
-        return Language(tree_sitter_typescript.language_typescript())
-    if suffix == ".tsx":
-        return Language(tree_sitter_typescript.language_tsx())
-    return Language(tree_sitter_javascript.language())
-
-
-def parse(path: str, source: bytes) -> Tree:
-    suffix = "." + path.rsplit(".", 1)[-1] if "." in path else ".js"
-    return Parser(_language(suffix)).parse(source)
 
 
 def parses_cleanly(path: str, source: bytes) -> bool:

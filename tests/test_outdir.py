@@ -141,6 +141,21 @@ def test_the_same_recipe_resumes(workdir: Path) -> None:
     assert shard.read_bytes() == before
 
 
+@pytest.mark.parametrize("where", ["manifest-00000-of-00001.json",
+                                   ".journal/tasks-00000-of-00001.run.json"])
+def test_a_resume_by_another_taskforge_version_is_refused(workdir: Path, where: str) -> None:
+    """The directory was written by another taskforge version (as its shard manifest or its
+    journal's run file says): resuming would mix two generators' records."""
+    path = workdir / "out" / where
+    data = json.loads(path.read_text())
+    data["generator"] = {"version": "0.0.1"} if isinstance(data["generator"], dict) else "0.0.1"
+    path.write_text(json.dumps(data))
+    before = contents(workdir / "out")
+    proc = run_cli("generate", "recipe.yaml", "--out", "out", cwd=workdir)
+    one_error(proc, "another run", "taskforge version 0.0.1 there", "--no-resume")
+    assert contents(workdir / "out") == before
+
+
 def test_a_directory_that_is_not_a_taskforge_output_is_refused(workdir: Path) -> None:
     thesis = workdir / "thesis"
     thesis.mkdir()
@@ -171,6 +186,48 @@ def test_the_output_directory_never_enters_the_snapshot(tmp_path: Path) -> None:
     proc = run_cli("materialize", "out", record["instance_id"], str(ws), cwd=root)
     assert proc.returncode == 0, proc.stderr
     assert not (ws / "out").exists() and (ws / "pkg").is_dir()
+
+
+def snapshot_files(out: Path) -> set[str]:
+    """Every file of every snapshot archive `out` holds: what a task's workspace starts from."""
+    names = set()
+    for archive in (out / "snapshots").glob("*.tar.gz"):
+        with tarfile.open(archive) as tar:
+            names |= {m.name for m in tar if not m.isdir()}
+    return names
+
+
+def test_the_cache_inside_the_source_never_enters_the_snapshot(tmp_path: Path) -> None:
+    """`path: .` with the cache inside the source (`--cache`, then `$TASKFORGE_CACHE`): the
+    cache never enters the snapshot, though it grows between the runs (environments,
+    baselines), so the rerun resumes the same snapshot and no workspace holds the cache."""
+    root = make_project(tmp_path, FILES, name="proj")
+    write_recipe(root / "recipe.yaml", recipe_text("."))
+    out = tmp_path / "out"
+    first = run_cli("generate", "recipe.yaml", "--out", str(out), "--cache", "tf-cache", cwd=root)
+    assert first.returncode == 0, first.stderr
+    cache = root / "tf-cache"
+    # The positive control: the cache is in the source tree, and full.
+    assert (cache / "snapshots").is_dir() and list((cache / "envs").iterdir())
+    warnings = [ln for ln in stderr_lines(first) if "cache" in ln]
+    assert len(warnings) == 1 and "tf-cache/, left out of the snapshot" in warnings[0], first.stderr
+    shard = next(out.glob("tasks-*.jsonl"))
+    before = shard.read_bytes()
+    assert before and "pkg/core.py" in snapshot_files(out)
+    assert not [name for name in snapshot_files(out) if name.startswith("tf-cache")]
+    record = json.loads(before.splitlines()[0])
+    assert not (cache / "snapshots" / record["snapshot"] / "tree" / "tf-cache").exists()
+
+    second = run_cli("generate", "recipe.yaml", "--out", str(out), cwd=root,
+                     env={"TASKFORGE_CACHE": str(cache)})
+    assert second.returncode == 0, second.stderr
+    assert shard.read_bytes() == before
+    assert [p.name for p in (out / "snapshots").iterdir()] == [f"{record['snapshot']}.tar.gz"]
+    ws = tmp_path / "ws"
+    proc = run_cli("materialize", str(out), record["instance_id"], str(ws), "--cache", "tf-cache",
+                   cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "pkg").is_dir() and not (ws / "tf-cache").exists()
 
 
 def test_the_source_itself_as_output_directory_is_refused(tmp_path: Path) -> None:

@@ -230,6 +230,77 @@ def test_the_cache_inside_the_source_never_enters_the_snapshot(tmp_path: Path) -
     assert (ws / "pkg").is_dir() and not (ws / "tf-cache").exists()
 
 
+def test_exports_inside_the_source_never_enter_the_snapshot(tmp_path: Path) -> None:
+    """Exports and a report written inside a `path: .` source (they hold the reference
+    patches): the rerun leaves them out of the snapshot, says so, and resumes the same
+    snapshot; no task's workspace holds them."""
+    root = make_project(tmp_path, FILES, name="proj")
+    write_recipe(root / "recipe.yaml", recipe_text("."))
+    out = tmp_path / "out"
+    first = run_cli("generate", "recipe.yaml", "--out", str(out), cwd=root)
+    assert first.returncode == 0, first.stderr
+    shard = next(out.glob("tasks-*.jsonl"))
+    before = shard.read_bytes()
+    record = json.loads(before.splitlines()[0])
+    for args in (("export", str(out), "--format", "swebench", "--out", "answers.jsonl"),
+                 ("export", str(out), "--format", "harbor", "--no-images", "--out",
+                  "exports/harbor"),
+                 ("report", str(out), "--out", "run.html")):
+        proc = run_cli(*args, cwd=root)
+        assert proc.returncode == 0, proc.stderr
+    # The positive control: they are in the source tree, and hold the answers.
+    patch = json.dumps(record["patch"])[1:-1]
+    assert patch in (root / "answers.jsonl").read_text()
+    solution = root / "exports" / "harbor" / record["instance_id"] / "solution" / "reference.patch"
+    assert solution.read_text() == record["patch"]
+    assert (root / "run.html").stat().st_size > 100_000
+
+    proc = run_cli("generate", "recipe.yaml", "--out", str(out), cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert shard.read_bytes() == before  # the same snapshot: resumed, nothing redone
+    assert [p.name for p in (out / "snapshots").iterdir()] == [f"{record['snapshot']}.tar.gz"]
+    notes = [ln for ln in proc.stdout.splitlines() if "left out of the snapshot" in ln]
+    assert len(notes) == 1, proc.stdout
+    for shown in ("answers.jsonl (swebench export)", "exports/harbor/ (harbor export)",
+                  "run.html (report)"):
+        assert shown in notes[0], notes[0]
+    files = snapshot_files(out)
+    assert "pkg/core.py" in files
+    assert not files & {"answers.jsonl", "run.html"}
+    assert not [name for name in files if name.startswith("exports")]
+    for task in (json.loads(line) for line in before.splitlines()):
+        ws = tmp_path / task["instance_id"]
+        proc = run_cli("materialize", str(out), task["instance_id"], str(ws), cwd=root)
+        assert proc.returncode == 0, proc.stderr
+        assert (ws / "pkg").is_dir()
+        assert not [p for p in ("answers.jsonl", "exports", "run.html") if (ws / p).exists()]
+
+
+def test_only_what_taskforge_marked_is_left_out(tmp_path: Path) -> None:
+    """The mark, not the name or the shape, tells an export: a user's copy of one with its
+    fields rewritten (keys sorted) is the user's file and stays in the snapshot, as does a
+    directory that merely looks like an export."""
+    from taskforge.sources.store import snapshot_from_tree
+    from taskforge.store.written import EXPORT_MARKER, SWEBENCH_KEY, swebench_line
+
+    root = make_project(tmp_path, FILES, name="proj")
+    instance = {"instance_id": "x", "patch": "--- a\n+++ b\n"}
+    (root / "ours.jsonl").write_text(swebench_line(instance) * 2)
+    mine = json.loads(swebench_line(instance))
+    (root / "mine.jsonl").write_text(json.dumps(mine, sort_keys=True) + "\n")
+    (root / "harbor" / "t1").mkdir(parents=True)
+    (root / "harbor" / "t1" / "task.toml").write_text('version = "1.0"\n')
+    (root / "marked").mkdir()
+    (root / "marked" / EXPORT_MARKER).write_text('{"format": "harbor"}\n')
+    (root / "marked" / "data.txt").write_text("answers\n")
+    assert SWEBENCH_KEY in mine
+    snapshot = snapshot_from_tree(root, name="proj", source=str(root), cache=tmp_path / "cache")
+    files = {p.relative_to(snapshot.root).as_posix() for p in snapshot.root.rglob("*")
+             if p.is_file()}
+    assert {"mine.jsonl", "harbor/t1/task.toml", "pkg/core.py"} <= files
+    assert not files & {"ours.jsonl", "marked/data.txt", f"marked/{EXPORT_MARKER}"}
+
+
 def test_the_source_itself_as_output_directory_is_refused(tmp_path: Path) -> None:
     root = make_project(tmp_path, FILES, name="proj")
     write_recipe(tmp_path / "recipe.yaml", recipe_text(root))

@@ -616,7 +616,7 @@ def export(directory: str, fmt: str, dest: str, no_images: bool, force: bool,
 
 @cli.command(name="sandbox")
 @click.argument("action", type=click.Choice(["check", "prepare", "prune"]))
-@click.option("--images", is_flag=True, help="prune: remove the base images too.")
+@click.option("--images", is_flag=True, help="prune: remove the images taskforge built too.")
 def sandbox_command(action: str, images: bool) -> None:
     """The sandboxes of this machine: check which work, prepare docker's image, prune leftovers."""
     from taskforge.sandbox.__main__ import main as sandbox_main

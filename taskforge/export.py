@@ -15,6 +15,9 @@
 - `docker-image`: one image per task (the Harbor environment built: workspace at /app, its
   environment on PATH), all saved in `images.tar`, listed in `images.jsonl`; for labs that
   ship images to their cluster. The tests and the solution are not in the image.
+
+Every export holds reference patches: each is marked as taskforge's (store/written.py), so
+one written inside a source tree never enters that source's snapshot.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from taskforge.errors import UserError
 from taskforge.languages import language_of
 from taskforge.model import TaskRecord
 from taskforge.store.manifest import merge_manifests
+from taskforge.store.written import EXPORT_MARKER, mark_export_dir, swebench_line
 from taskforge.tasks import Task, TaskSet, load_tasks
 
 FORMATS = ("swebench", "harbor", "docker-image")
@@ -79,6 +83,7 @@ def export_tasks(tasks_path: str | Path, fmt: str, dest: str | Path,
     partial = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
     partial.chmod(0o755)  # mkdtemp makes it private
     try:
+        mark_export_dir(partial, fmt)  # first: never taken into a snapshot, even half-written
         if fmt == "harbor":
             write_harbor(tasks, partial, images=images)
         else:
@@ -93,8 +98,9 @@ def export_tasks(tasks_path: str | Path, fmt: str, dest: str | Path,
 
 def _is_export(target: Path, fmt: str) -> bool:
     if fmt == "docker-image":
-        return {entry.name for entry in target.iterdir()} <= DOCKER_IMAGE_FILES
-    return fmt == "harbor" and all((entry / "task.toml").is_file() or entry.name == HARBOR_IMAGES
+        return {entry.name for entry in target.iterdir()} <= DOCKER_IMAGE_FILES | {EXPORT_MARKER}
+    return fmt == "harbor" and all((entry / "task.toml").is_file()
+                                   or entry.name in (HARBOR_IMAGES, EXPORT_MARKER)
                                    for entry in target.iterdir())
 
 
@@ -114,8 +120,7 @@ def swebench_instance(record: TaskRecord) -> dict[str, Any]:
 
 
 def write_swebench(tasks: TaskSet, dest: Path) -> None:
-    write_atomic(dest, "".join(json.dumps(swebench_instance(t.record), sort_keys=True) + "\n"
-                               for t in tasks))
+    write_atomic(dest, "".join(swebench_line(swebench_instance(t.record)) for t in tasks))
 
 
 def write_harbor(tasks: TaskSet, dest: Path, *, images: bool = True) -> None:

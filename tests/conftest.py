@@ -10,8 +10,9 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,3 +98,36 @@ def tf_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         mp.setenv("TASKFORGE_CACHE", str(cache))
         mp.setenv("TASKFORGE_QUIET_SANDBOX", "1")
         yield cache
+
+
+# What a person looks at after the run (the report's screenshot): kept where CI's log says,
+# not in pytest's temporary directories. Not under out/: that is `make run`'s output
+# directory, and generate refuses a non-empty directory that is not a taskforge output.
+ARTIFACTS_ENV = "TASKFORGE_TEST_ARTIFACTS"
+_saved_artifacts: list[Path] = []
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    """$TASKFORGE_TEST_ARTIFACTS, else `<repo>/test-artifacts/` (gitignored)."""
+    where = Path(os.environ.get(ARTIFACTS_ENV) or REPO_ROOT / "test-artifacts").resolve()
+    where.mkdir(parents=True, exist_ok=True)
+    return where
+
+
+@pytest.fixture
+def artifact(artifacts_dir: Path) -> Callable[[str], Path]:
+    """`artifact(name)`: the path to save a file under, named at the end of the run."""
+    def path(name: str) -> Path:
+        saved = artifacts_dir / name
+        saved.unlink(missing_ok=True)  # an earlier run's must not pass for this one's
+        _saved_artifacts.append(saved)
+        return saved
+    return path
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line naming what the tests saved (shown with -q too)."""
+    saved = [p for p in _saved_artifacts if p.is_file()]
+    if saved:
+        terminalreporter.write_line(f"test artifacts: {', '.join(str(p) for p in saved)}")

@@ -19,6 +19,7 @@ from conftest import apply_patch, run_cli, stderr_lines
 from test_shards import sample_output
 
 import taskforge
+from taskforge.store.written import EXPORT_MARKER, SWEBENCH_KEY, export_dir_format
 
 # Exports of a real generate run, graded as Harbor would:
 # not in the quick loop (`make test-quick`).
@@ -52,7 +53,8 @@ def test_swebench_instances_have_the_fields_and_string_test_lists(out: Path, tmp
     tasks = taskforge.load_tasks(out)
     assert [i["instance_id"] for i in instances] == [t.instance_id for t in tasks]
     for instance, task in zip(instances, tasks, strict=True):
-        assert set(instance) == SWEBENCH_FIELDS | {"deletion_patch"}
+        # deletion_patch, and the mark that keeps an export out of later snapshots
+        assert set(instance) == SWEBENCH_FIELDS | {"deletion_patch", SWEBENCH_KEY}
         assert all(isinstance(instance[k], str) for k in SWEBENCH_FIELDS)
         assert json.loads(instance["FAIL_TO_PASS"]) == task.record["FAIL_TO_PASS"]
         assert json.loads(instance["PASS_TO_PASS"]) == task.record["PASS_TO_PASS"]
@@ -70,7 +72,9 @@ def test_swebench_instances_have_the_fields_and_string_test_lists(out: Path, tmp
 
 def test_harbor_task_layout(out: Path, harbor: Path) -> None:
     tasks = taskforge.load_tasks(out)
-    assert sorted(p.name for p in harbor.iterdir()) == [t.instance_id for t in tasks]
+    # A task directory per task, and the mark that keeps the export out of later snapshots
+    assert sorted(p.name for p in harbor.iterdir()) == [EXPORT_MARKER] + [t.instance_id for t in tasks]
+    assert export_dir_format(harbor) == "harbor"
     for task in tasks:
         root = harbor / task.instance_id
         for rel in ("instruction.md", "task.toml", "environment/Dockerfile", "tests/test.sh",

@@ -141,6 +141,21 @@ def test_the_same_recipe_resumes(workdir: Path) -> None:
     assert shard.read_bytes() == before
 
 
+@pytest.mark.parametrize("where", ["manifest-00000-of-00001.json",
+                                   ".journal/tasks-00000-of-00001.run.json"])
+def test_a_resume_by_another_taskforge_version_is_refused(workdir: Path, where: str) -> None:
+    """The directory was written by another taskforge version (as its shard manifest or its
+    journal's run file says): resuming would mix two generators' records."""
+    path = workdir / "out" / where
+    data = json.loads(path.read_text())
+    data["generator"] = {"version": "0.0.1"} if isinstance(data["generator"], dict) else "0.0.1"
+    path.write_text(json.dumps(data))
+    before = contents(workdir / "out")
+    proc = run_cli("generate", "recipe.yaml", "--out", "out", cwd=workdir)
+    one_error(proc, "another run", "taskforge version 0.0.1 there", "--no-resume")
+    assert contents(workdir / "out") == before
+
+
 def test_a_directory_that_is_not_a_taskforge_output_is_refused(workdir: Path) -> None:
     thesis = workdir / "thesis"
     thesis.mkdir()
@@ -171,6 +186,119 @@ def test_the_output_directory_never_enters_the_snapshot(tmp_path: Path) -> None:
     proc = run_cli("materialize", "out", record["instance_id"], str(ws), cwd=root)
     assert proc.returncode == 0, proc.stderr
     assert not (ws / "out").exists() and (ws / "pkg").is_dir()
+
+
+def snapshot_files(out: Path) -> set[str]:
+    """Every file of every snapshot archive `out` holds: what a task's workspace starts from."""
+    names = set()
+    for archive in (out / "snapshots").glob("*.tar.gz"):
+        with tarfile.open(archive) as tar:
+            names |= {m.name for m in tar if not m.isdir()}
+    return names
+
+
+def test_the_cache_inside_the_source_never_enters_the_snapshot(tmp_path: Path) -> None:
+    """`path: .` with the cache inside the source (`--cache`, then `$TASKFORGE_CACHE`): the
+    cache never enters the snapshot, though it grows between the runs (environments,
+    baselines), so the rerun resumes the same snapshot and no workspace holds the cache."""
+    root = make_project(tmp_path, FILES, name="proj")
+    write_recipe(root / "recipe.yaml", recipe_text("."))
+    out = tmp_path / "out"
+    first = run_cli("generate", "recipe.yaml", "--out", str(out), "--cache", "tf-cache", cwd=root)
+    assert first.returncode == 0, first.stderr
+    cache = root / "tf-cache"
+    # The positive control: the cache is in the source tree, and full.
+    assert (cache / "snapshots").is_dir() and list((cache / "envs").iterdir())
+    warnings = [ln for ln in stderr_lines(first) if "cache" in ln]
+    assert len(warnings) == 1 and "tf-cache/, left out of the snapshot" in warnings[0], first.stderr
+    shard = next(out.glob("tasks-*.jsonl"))
+    before = shard.read_bytes()
+    assert before and "pkg/core.py" in snapshot_files(out)
+    assert not [name for name in snapshot_files(out) if name.startswith("tf-cache")]
+    record = json.loads(before.splitlines()[0])
+    assert not (cache / "snapshots" / record["snapshot"] / "tree" / "tf-cache").exists()
+
+    second = run_cli("generate", "recipe.yaml", "--out", str(out), cwd=root,
+                     env={"TASKFORGE_CACHE": str(cache)})
+    assert second.returncode == 0, second.stderr
+    assert shard.read_bytes() == before
+    assert [p.name for p in (out / "snapshots").iterdir()] == [f"{record['snapshot']}.tar.gz"]
+    ws = tmp_path / "ws"
+    proc = run_cli("materialize", str(out), record["instance_id"], str(ws), "--cache", "tf-cache",
+                   cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "pkg").is_dir() and not (ws / "tf-cache").exists()
+
+
+def test_exports_inside_the_source_never_enter_the_snapshot(tmp_path: Path) -> None:
+    """Exports and a report written inside a `path: .` source (they hold the reference
+    patches): the rerun leaves them out of the snapshot, says so, and resumes the same
+    snapshot; no task's workspace holds them."""
+    root = make_project(tmp_path, FILES, name="proj")
+    write_recipe(root / "recipe.yaml", recipe_text("."))
+    out = tmp_path / "out"
+    first = run_cli("generate", "recipe.yaml", "--out", str(out), cwd=root)
+    assert first.returncode == 0, first.stderr
+    shard = next(out.glob("tasks-*.jsonl"))
+    before = shard.read_bytes()
+    record = json.loads(before.splitlines()[0])
+    for args in (("export", str(out), "--format", "swebench", "--out", "answers.jsonl"),
+                 ("export", str(out), "--format", "harbor", "--no-images", "--out",
+                  "exports/harbor"),
+                 ("report", str(out), "--out", "run.html")):
+        proc = run_cli(*args, cwd=root)
+        assert proc.returncode == 0, proc.stderr
+    # The positive control: they are in the source tree, and hold the answers.
+    patch = json.dumps(record["patch"])[1:-1]
+    assert patch in (root / "answers.jsonl").read_text()
+    solution = root / "exports" / "harbor" / record["instance_id"] / "solution" / "reference.patch"
+    assert solution.read_text() == record["patch"]
+    assert (root / "run.html").stat().st_size > 100_000
+
+    proc = run_cli("generate", "recipe.yaml", "--out", str(out), cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert shard.read_bytes() == before  # the same snapshot: resumed, nothing redone
+    assert [p.name for p in (out / "snapshots").iterdir()] == [f"{record['snapshot']}.tar.gz"]
+    notes = [ln for ln in proc.stdout.splitlines() if "left out of the snapshot" in ln]
+    assert len(notes) == 1, proc.stdout
+    for shown in ("answers.jsonl (swebench export)", "exports/harbor/ (harbor export)",
+                  "run.html (report)"):
+        assert shown in notes[0], notes[0]
+    files = snapshot_files(out)
+    assert "pkg/core.py" in files
+    assert not files & {"answers.jsonl", "run.html"}
+    assert not [name for name in files if name.startswith("exports")]
+    for task in (json.loads(line) for line in before.splitlines()):
+        ws = tmp_path / task["instance_id"]
+        proc = run_cli("materialize", str(out), task["instance_id"], str(ws), cwd=root)
+        assert proc.returncode == 0, proc.stderr
+        assert (ws / "pkg").is_dir()
+        assert not [p for p in ("answers.jsonl", "exports", "run.html") if (ws / p).exists()]
+
+
+def test_only_what_taskforge_marked_is_left_out(tmp_path: Path) -> None:
+    """The mark, not the name or the shape, tells an export: a user's copy of one with its
+    fields rewritten (keys sorted) is the user's file and stays in the snapshot, as does a
+    directory that merely looks like an export."""
+    from taskforge.sources.store import snapshot_from_tree
+    from taskforge.store.written import EXPORT_MARKER, SWEBENCH_KEY, swebench_line
+
+    root = make_project(tmp_path, FILES, name="proj")
+    instance = {"instance_id": "x", "patch": "--- a\n+++ b\n"}
+    (root / "ours.jsonl").write_text(swebench_line(instance) * 2)
+    mine = json.loads(swebench_line(instance))
+    (root / "mine.jsonl").write_text(json.dumps(mine, sort_keys=True) + "\n")
+    (root / "harbor" / "t1").mkdir(parents=True)
+    (root / "harbor" / "t1" / "task.toml").write_text('version = "1.0"\n')
+    (root / "marked").mkdir()
+    (root / "marked" / EXPORT_MARKER).write_text('{"format": "harbor"}\n')
+    (root / "marked" / "data.txt").write_text("answers\n")
+    assert SWEBENCH_KEY in mine
+    snapshot = snapshot_from_tree(root, name="proj", source=str(root), cache=tmp_path / "cache")
+    files = {p.relative_to(snapshot.root).as_posix() for p in snapshot.root.rglob("*")
+             if p.is_file()}
+    assert {"mine.jsonl", "harbor/t1/task.toml", "pkg/core.py"} <= files
+    assert not files & {"ours.jsonl", "marked/data.txt", f"marked/{EXPORT_MARKER}"}
 
 
 def test_the_source_itself_as_output_directory_is_refused(tmp_path: Path) -> None:

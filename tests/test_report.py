@@ -3,8 +3,9 @@
 The page is the one `generate` wrote at the end of the sample run of test_shards. Debian's
 chromium, driven by playwright, loads it from disk: every chart must have drawn its marks,
 the task-card filter and the table sort must work, and the page must request nothing but
-itself. A screenshot is saved with each run. Without chromium the browser tests skip here
-and fail under CI (CI=true), where .ci/run installs it.
+itself. A screenshot is saved with each run among the test artifacts (conftest.artifact;
+the run's last lines name it). Without chromium the browser tests skip here and fail under
+CI (CI=true), where .ci/run installs it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import json
 import os
 import re
 import shutil
+import struct
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,18 +106,21 @@ def visit(browser: Any, out: Path) -> Iterator[Visit]:
     opened.page.close()
 
 
-def test_generate_writes_the_report_and_every_chart_draws(visit: Visit, records: list[dict],
-                                                          tmp_path: Path) -> None:
+def test_generate_writes_the_report_and_every_chart_draws(
+        visit: Visit, records: list[dict], artifact: Callable[[str], Path]) -> None:
     marks = visit.marks()
     assert set(marks) == CHARTS
     assert all(n > 0 for n in marks.values()), f"charts that drew nothing: {marks}"
     # One point per task in the scatter: the chart shows the run's tasks, not a placeholder.
     assert marks["chart-scatter"] == len(records) > 0
     assert visit.off_disk() == [], "the report reached for the network"
-    shot = tmp_path / "report.png"
+    # Kept with the run's artifacts (conftest.artifact: the run's last line names it).
+    shot = artifact("report.png")
     visit.page.screenshot(path=str(shot), full_page=True)
-    print(f"report screenshot: {shot}")
-    assert shot.stat().st_size > 10_000
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk: the whole page
+    assert width == 1280 and height > 900, (width, height)
 
 
 def test_filtering_task_cards(visit: Visit, records: list[dict]) -> None:

@@ -19,6 +19,7 @@ from pygments.lexers import DiffLexer
 from taskforge.model import TaskRecord
 from taskforge.report import figures
 from taskforge.store.manifest import TIMED_STAGES
+from taskforge.store.written import REPORT_HEAD
 
 DIFF_FORMATTER = HtmlFormatter(cssclass="diff")
 
@@ -50,7 +51,7 @@ def render_page(stats: dict[str, Any], records: list[TaskRecord], title: str) ->
     ]
     head = run_header(stats, title)
     return "\n".join([
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        REPORT_HEAD, '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{escape(title)}</title>",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<style>{_asset('report.css')}\n{DIFF_FORMATTER.get_style_defs('.diff')}</style>",

@@ -2,8 +2,8 @@
 
 check    each backend: available, or why not (exit 1 when none but `none` is)
 prepare  build what the docker backend needs (its base image) now rather than on first use
-prune    remove containers and scratch directories crashed runs left behind (and the base
-         images with --images)
+prune    remove containers and scratch directories crashed runs left behind (and with
+         --images the base, interpreter and environment images taskforge built)
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m taskforge.sandbox",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("check", "prepare", "prune"))
-    parser.add_argument("--images", action="store_true", help="prune: base images too")
+    parser.add_argument("--images", action="store_true", help="prune: the images taskforge built too")
     args = parser.parse_args(argv)
     if args.action == "check":
         found = status()

@@ -16,8 +16,9 @@ record, so a rebuilt environment gets a new image, and a container then needs no
 host's venv: the image is the whole runtime, and a record's environment can name it.
 
 `prune()` removes what a crashed run left: containers labelled `taskforge.sandbox`, and with
-`images=True` the base and environment images too (an exported task's image stays, and so
-does the environment image under it).
+`images=True` the base, interpreter and environment images too. An image built on one of them
+(an exported task's image, a Harbor task's environment built by the user) is never taken for
+it, though it inherits its labels: it stays, and so does the image under it.
 """
 
 from __future__ import annotations
@@ -130,8 +131,23 @@ def find_base_image(client: Any, spec: BaseSpec | None = None) -> str | None:
     spec = spec or base_spec()
     found = client.images.list(filters={"label": f"{LABEL_KEY}={spec.key}"})
     # environment images inherit the base's labels: skip them
-    base = [image for image in found if LABEL_LAYER not in (image.labels or {})]
-    return base[0].id if base else None
+    base = _original([image for image in found if LABEL_LAYER not in (image.labels or {})])
+    return base.id if base else None
+
+
+def _original(found: list[Any]) -> Any | None:
+    """Of images carrying one taskforge label with one key, the one taskforge built. Images
+    inherit their parent's labels, so every image built on it (an exported task's image, a
+    Harbor task's environment, anyone's `FROM`) carries the same ones, and the daemon lists
+    the newest first. Taskforge's has the fewest layers and, of those, is the oldest (a
+    child that adds no layer is younger than its parent)."""
+    def rank(image: Any) -> tuple[int, str, float]:
+        created = str(image.attrs.get("Created", ""))
+        whole, _, fraction = created.rstrip("Z").partition(".")
+        return (len(image.attrs.get("RootFS", {}).get("Layers", [])), whole,
+                float(f"0.{fraction}") if fraction.isdigit() else 0.0)
+
+    return min(found, key=rank, default=None)
 
 
 def can_build() -> str | None:
@@ -245,8 +261,9 @@ def _stamp(path: Path) -> str:
 
 
 def _find_labelled(client: Any, label: str, key: str) -> str | None:
-    found = client.images.list(filters={"label": [f"{label}={key}", f"{LABEL_LAYER}={label}"]})
-    return found[0].id if found else None
+    found = _original(client.images.list(filters={"label": [f"{label}={key}",
+                                                            f"{LABEL_LAYER}={label}"]}))
+    return found.id if found else None
 
 
 def ensure_env_image(client: Any, base_id: str, venv: Path,
@@ -358,7 +375,9 @@ def _owner_alive(pid: str | None) -> bool:
 
 def prune(client: Any = None, *, images: bool = False) -> dict[str, int]:
     """Remove every container a taskforge run left (running or not) whose taskforge process
-    is gone, and with `images` the base images too. Returns how many of each were removed."""
+    is gone, and with `images` the images taskforge built: base, interpreter and environment
+    images, never one built on them (they carry the same labels: see `_original`). An image
+    with children stays, as docker keeps it. Returns how many of each were removed."""
     import docker
     import docker.errors
 
@@ -371,12 +390,17 @@ def prune(client: Any = None, *, images: bool = False) -> dict[str, int]:
             container.remove(force=True)
             removed["containers"] += 1
     if images:
+        groups: dict[tuple[str, str], dict[str, Any]] = {}
+        for label in (LABEL_ENV, LABEL_PYTHON, LABEL_KEY):
+            for image in client.images.list(filters={"label": label}):
+                labels = image.labels or {}
+                own = labels.get(LABEL_LAYER, LABEL_KEY)
+                groups.setdefault((own, labels.get(own, "")), {})[image.id] = image
         # children first: environment, then interpreter, then base images
-        labelled = [*client.images.list(filters={"label": LABEL_ENV}),
-                    *client.images.list(filters={"label": LABEL_PYTHON}),
-                    *client.images.list(filters={"label": LABEL_KEY})]
-        for image in labelled:
-            if LABEL_TASK in (image.labels or {}):
+        order = {LABEL_ENV: 0, LABEL_PYTHON: 1, LABEL_KEY: 2}
+        for _group, found in sorted(groups.items(), key=lambda g: order.get(g[0][0], 3)):
+            image = _original(list(found.values()))
+            if image is None or LABEL_TASK in (image.labels or {}):
                 continue
             with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
                 client.images.remove(image.id, force=True)

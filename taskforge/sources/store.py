@@ -19,6 +19,7 @@ from taskforge.leftovers import owned
 from taskforge.model import Snapshot
 from taskforge.sources.license import detect_license
 from taskforge.store.outdir import JOURNALS, is_output_dir
+from taskforge.store.written import EXPORT_MARKER, export_dir_format, written_file
 
 
 def check_symlinks(root: Path) -> None:
@@ -49,27 +50,43 @@ def check_symlinks(root: Path) -> None:
 _ARCHIVE_AS_COMMITTED = "* -export-ignore -export-subst\n"
 
 
-def taskforge_dirs(root: Path, cache: Path) -> list[str]:
-    """Directories under `root` that taskforge wrote (output directories, the cache), relative
-    to it: they never enter a snapshot, or a task's workspace would hold other tasks' patches
-    and every run would change the snapshot it reads."""
+def taskforge_paths(root: Path, cache: Path) -> list[tuple[str, str]]:
+    """What taskforge wrote under `root` (output directories, the cache, exports, reports:
+    see store/written.py), each relative to it (a directory's with a trailing "/") and what
+    it is. None of it enters a snapshot, or a task's workspace would hold other tasks'
+    patches and every run would change the snapshot it reads."""
     if root == cache or is_output_dir(root):
         raise UserError(f"{root}: a taskforge output directory or cache, not a source")
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
-        marked = JOURNALS in dirnames or any(name.startswith("manifest-") for name in filenames)
-        if here != root and (here == cache or (marked and is_output_dir(here))):
-            found.append(here.relative_to(root).as_posix())
+        what = _written_dir(here, cache, dirnames, filenames) if here != root else None
+        if what:
+            found.append((here.relative_to(root).as_posix() + "/", what))
             dirnames[:] = []
             continue
         dirnames[:] = [d for d in dirnames if d not in VCS_DIRS and not rule_for(d, True)]
+        found += [((here / name).relative_to(root).as_posix(), what) for name in filenames
+                  if (what := written_file(here / name))]
     return found
 
 
+def _written_dir(here: Path, cache: Path, dirnames: list[str], filenames: list[str]) -> str | None:
+    """What taskforge directory `here` is (its entries given), or None."""
+    if here == cache:
+        return "cache"
+    if (JOURNALS in dirnames or any(n.startswith("manifest-") for n in filenames)) \
+            and is_output_dir(here):
+        return "output directory"
+    fmt = export_dir_format(here) if EXPORT_MARKER in filenames else None
+    return f"{fmt} export" if fmt else None
+
+
 def _gitignore_literal(rel: str) -> str:
-    """`rel` as an anchored gitignore pattern matching that directory only."""
-    return "/" + re.sub(r"([\\*?\[\]!# ])", r"\\\1", rel) + "/"
+    """`rel` (a directory's ending in "/") as an anchored gitignore pattern matching it only."""
+    directory = rel.endswith("/")
+    rel = rel.rstrip("/")
+    return "/" + re.sub(r"([\\*?\[\]!# ])", r"\\\1", rel) + ("/" if directory else "")
 
 
 def archive_commit(git_dir: Path, commit: str, dest: Path) -> None:
@@ -166,14 +183,19 @@ def snapshot_from_tree(tree_root: Path, *, name: str, source: str, cache: Path,
     check_symlinks(tree_root)
     if archive if prune is None else prune:
         prune_artifacts(tree_root)
-    left_out = [] if archive else taskforge_dirs(tree_root.resolve(), cache.resolve())
+    left_out = [] if archive else taskforge_paths(tree_root.resolve(), cache.resolve())
+    if not archive:  # the output directory and the cache: generate warns of those
+        others = [f"{rel} ({what})" for rel, what in left_out
+                  if what not in ("output directory", "cache")]
+        write_notes(cache, source, [f"left out of the snapshot, as taskforge wrote them: "
+                                    f"{', '.join(others)}"] if others else [])
     tmp = cache / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=tmp, prefix=owned("hash-")) as scratch:
         git_dir = Path(scratch) / "git"
         commit = commit_tree(tree_root, git_dir, f"snapshot of {name}",
                              exclude=None if archive else
-                             git_exclude_lines() + [_gitignore_literal(p) for p in left_out])
+                             git_exclude_lines() + [_gitignore_literal(p) for p, _ in left_out])
         if not git("ls-tree", "-r", "--name-only", commit, git_dir=git_dir):
             raise UserError(f"{tree_root}: source has no files")
         return snapshot_from_git(git_dir, commit, name=name, source=source, cache=cache)

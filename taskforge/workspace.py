@@ -9,11 +9,13 @@ its own /dev/shm, so no test sees another's scratch tree.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,3 +74,48 @@ def scratch_dir_for(workspace: Path) -> Iterator[Path]:
     """A scratch dir next to `workspace` (same filesystem), removed afterwards."""
     with tempfile.TemporaryDirectory(dir=workspace.parent, prefix="io-") as scratch:
         yield Path(scratch)
+
+
+# Warm roots: one directory per process and scratch place, under which verification makes its
+# workspaces; a warm run (`languages/python/testing/zygote.py`) may run in any workspace
+# under one, since its sandbox sees the whole root. Nothing else is made there: a graded
+# solution's copy never is.
+_warm_lock = threading.Lock()
+_warm_roots: dict[tuple[int, Path], Path] = {}
+
+
+def warm_root(cache: Path) -> Path:
+    """This process's warm root in the scratch place of `cache`."""
+    parent = scratch_parent(cache)
+    key = (os.getpid(), parent)
+    with _warm_lock:
+        root = _warm_roots.get(key)
+        if root is None or not root.is_dir():
+            root = Path(tempfile.mkdtemp(dir=parent, prefix=owned("warm-")))
+            _warm_roots[key] = root
+        return root
+
+
+@contextlib.contextmanager
+def warm_dir(cache: Path, prefix: str = "tmp-") -> Iterator[Path]:
+    """A scratch dir under this process's warm root (see `warm_root`), removed afterwards."""
+    with tempfile.TemporaryDirectory(dir=warm_root(cache), prefix=prefix) as scratch:
+        yield Path(scratch)
+
+
+def warm_root_of(path: Path) -> Path | None:
+    """The warm root of this process that holds `path`, if any."""
+    with _warm_lock:
+        roots = [r for (pid, _parent), r in _warm_roots.items() if pid == os.getpid()]
+    resolved = Path(os.path.abspath(path))
+    return next((r for r in roots if resolved.is_relative_to(r)), None)
+
+
+def _remove_warm_roots() -> None:
+    with _warm_lock:
+        roots = [r for (pid, _parent), r in _warm_roots.items() if pid == os.getpid()]
+    for root in roots:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+atexit.register(_remove_warm_roots)

@@ -82,3 +82,9 @@ class Sandbox(abc.ABC):
     def exec(self, argv: Sequence[str], *, workspace: Path, env: Mapping[str, str],
              timeout: float, mounts: Mounts | None = None) -> ExecResult:
         """Run `argv` with `workspace` as the working directory; never raises for exit codes."""
+
+    def paths_inside(self, mounts: Mounts | None) -> dict[str, str]:
+        """Host paths a command with `mounts` sees elsewhere, and where: `exec` rewrites them
+        in its argv and environment, and so must anyone handing such a command more work
+        from inside (a warm run's job). Most backends mount everything where it is."""
+        return {}

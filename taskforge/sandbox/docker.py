@@ -125,6 +125,9 @@ class DockerSandbox(Sandbox):
                       writable=mounts.writable)
         return image, rest, {os.path.abspath(venv): str(images.CANONICAL_VENV)}
 
+    def paths_inside(self, mounts: Mounts | None) -> dict[str, str]:
+        return self.image_for(mounts)[2]
+
     def container_options(self, argv: Sequence[str], *, workspace: Path,
                           env: Mapping[str, str], mounts: Mounts | None) -> dict[str, Any]:
         from docker.types import LogConfig, Mount, Ulimit

@@ -32,6 +32,7 @@ from taskforge.sanitize.walk import Label, ScanStats, Walker
 # environments of the sources a run is working on at once.
 KEEP = 4
 COPY_PIECE = 1024 * 1024
+REMEMBERED = 100_000  # searched words whose entries an index keeps (then it starts over)
 
 
 def tree_signature(root: Path) -> tuple[tuple[str, int, int, int], ...]:
@@ -123,13 +124,26 @@ class TreeIndex:
             corpus.file.write(b"\0")
             corpus.file.flush()
         self.corpus = mmap.mmap(corpus.file.fileno(), 0, access=mmap.ACCESS_READ)
+        self._found: dict[bytes, tuple[int, ...]] = {}
+        self._lock = threading.Lock()
 
     def entry_at(self, offset: int) -> int:
         """The entry holding corpus byte `offset`."""
         return bisect_right(self.starts, offset) - 1
 
-    def occurrences(self, needle: bytes) -> Iterator[int]:
-        """Each entry holding `needle`, once, in corpus order."""
+    def occurrences(self, needle: bytes) -> tuple[int, ...]:
+        """Each entry holding `needle`, once, in corpus order. Remembered: the tasks of one
+        snapshot search for many of the same words (its names, its idioms)."""
+        found = self._found.get(needle)
+        if found is None:
+            found = tuple(self._find_all(needle))
+            with self._lock:
+                if len(self._found) >= REMEMBERED:
+                    self._found.clear()
+                self._found[needle] = found
+        return found
+
+    def _find_all(self, needle: bytes) -> Iterator[int]:
         i = self.corpus.find(needle)
         while i != -1:
             k = self.entry_at(i)

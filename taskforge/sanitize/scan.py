@@ -190,7 +190,9 @@ class Scanner:
         # Java methods (`classfile.java_key`) are matched in class files, the rest in bytecode
         self.java = {k: v for k, v in code.items() if k.startswith(JAVA_PREFIX)}
         self.code = {k: v for k, v in code.items() if not k.startswith(JAVA_PREFIX)}
-        self.code_names = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in self.code}))
+        # A .pyc holding one of these code objects holds its qualified name (marshal writes
+        # each string in full where it first occurs): files without one are not unmarshalled.
+        self.code_names = tuple(sorted({q.encode("utf-8", "surrogatepass") for q in self.code}))
         self.longest = max((len(p) for p in self.by_text), default=0)
         self.stats = ScanStats()
         self.hits: set[Hit] = set()
@@ -247,11 +249,12 @@ class Scanner:
                 {_modified_utf8(key.rsplit("#", 1)[-1]) for key in self.java})))
         walker = Walker(lambda index_, rel_: self._context(root_index, rel_, roots))
         for entries, names in checks:
-            for k in entries:
-                if any(index.holds(k, name) for name in names):
-                    rel, container = index.labels[k]
-                    walker.decode(roots, root_index, rel, index.data(k), None, _Discard(),
-                                  where=container)
+            kind = set(entries)
+            holding = sorted({k for name in names for k in index.occurrences(name) if k in kind})
+            for k in holding:
+                rel, container = index.labels[k]
+                walker.decode(roots, root_index, rel, index.data(k), None, _Discard(),
+                              where=container)
         self.stats.undecided += walker.stats.undecided
         root = str(roots[root_index])
         built = index.stats

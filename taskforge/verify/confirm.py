@@ -30,7 +30,7 @@ from taskforge.verify.gates import (
     score_null_solution,
 )
 from taskforge.verify.protocol import audit_labels, check_labels, collection_breaks, label_tests
-from taskforge.workspace import scratch_dir
+from taskforge.workspace import warm_dir
 
 
 def instance_id(source: IngestedSource, strategy: str, symbols: list[str]) -> str:
@@ -117,7 +117,7 @@ class Verifier:
         for body in source.language.null_bodies:
             deletion = strategy.apply(source.project, candidate, self.options, body=body)
             texts = {p: (source.project.text(p), t) for p, t in deletion.new_texts.items()}
-            with scratch_dir(self.cache, prefix="null-") as scratch:
+            with warm_dir(self.cache, prefix="null-") as scratch:
                 workspace = self.workspace(diff_texts(texts), set(texts), scratch / "workspace")
                 results[body] = score_null_solution(workspace, fail_to_pass, self.runner)
         return results
@@ -142,7 +142,7 @@ class Verifier:
         tests = list(candidate.covering_tests)
         language = source.language
         runner = self.runner
-        with scratch_dir(cache, prefix="verify-") as scratch:
+        with warm_dir(cache, prefix="verify-") as scratch:
             workspace = self.workspace(deletion_patch, set(originals), scratch / "workspace")
             # Fingerprints of the deleted code against the task tree (bytecode aside), before
             # any test runs in it.
@@ -182,7 +182,7 @@ class Verifier:
         test_patch = diff_texts({p: (None, text) for p, (text, _mode) in hidden.items()}, modes)
         audit = {"ran": False, "tests": 0, "disagreements": 0}
         if self.full_suite:
-            with scratch_dir(cache, prefix="audit-") as scratch:
+            with warm_dir(cache, prefix="audit-") as scratch:
                 workspace = self.workspace(deletion_patch, set(originals),
                                            scratch / "workspace")
                 whole = label_tests(workspace, patch, list(source.baseline.stable), runner,

@@ -20,7 +20,7 @@ from taskforge.verify.gates import (
     score_null_solution,
 )
 from taskforge.verify.protocol import collection_breaks, label_tests
-from taskforge.workspace import scratch_dir
+from taskforge.workspace import warm_dir
 
 
 def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, cache: Path, *,
@@ -59,7 +59,7 @@ class _Reverify:
         f2p = set(record["FAIL_TO_PASS"])
         tests = sorted(f2p | set(record["PASS_TO_PASS"])) if full_suite \
             else list(record["verification"]["tests_run"])
-        with scratch_dir(self.cache, prefix="reverify-") as scratch:
+        with warm_dir(self.cache, prefix="reverify-") as scratch:
             labels = label_tests(self._workspace(scratch / "workspace"), record["patch"], tests,
                                  self.runner, repeats=record["verification"]["repeats"])
         problems = []
@@ -82,7 +82,7 @@ class _Reverify:
         for body in language.null_bodies:
             null = {**self.record,
                     "deletion_patch": language.with_null_body(self.record["deletion_patch"], body)}
-            with scratch_dir(self.cache, prefix="reverify-null-") as scratch:
+            with warm_dir(self.cache, prefix="reverify-null-") as scratch:
                 nulls[body] = score_null_solution(self._workspace(scratch / "workspace", null),
                                                   f2p, self.runner)
         rejection = null_rejection(nulls, language.null_bodies)
@@ -93,7 +93,7 @@ class _Reverify:
         PASS_TO_PASS); breaks must be allowed and be the ones recorded."""
         stable = sorted(set(self.record["FAIL_TO_PASS"]) | set(self.record["PASS_TO_PASS"]))
         recorded = self.record["verification"].get("collateral") or {}
-        with scratch_dir(self.cache, prefix="reverify-collect-") as scratch:
+        with warm_dir(self.cache, prefix="reverify-collect-") as scratch:
             errors, missing = collection_breaks(self._workspace(scratch / "workspace"),
                                                 tuple(stable), self.runner)
         collateral = collection_gate(errors, missing, stable,

@@ -7,12 +7,13 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from taskforge.languages.python.testing import zygote
 from taskforge.languages.python.testing.junit import collection_errors, parse_junit
 from taskforge.languages.python.testing.testmap import MapProbe
 from taskforge.leftovers import owned
 from taskforge.model import Environment, TestRun
-from taskforge.sandbox import Mounts, Sandbox
-from taskforge.workspace import scratch_dir_for
+from taskforge.sandbox import ExecResult, Mounts, Sandbox
+from taskforge.workspace import scratch_dir_for, warm_root_of
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 PLUGIN = "taskforge_pytest_plugin"
@@ -47,7 +48,12 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
     which leave their results in files under `writable` dirs. `exclude`: node ids left
     out. `test_timeout`: a test running longer ends the run, named in `TestRun.hung`.
     """
-    with tempfile.TemporaryDirectory(prefix=owned("taskforge-run-")) as scratch:
+    # A workspace under a warm root runs in a zygote's fork (see zygote.py), unless it is a
+    # coverage run (its tracer and subprocess hooks start with the interpreter).
+    warm = warm_root_of(workspace) if test_map is None and zygote.enabled() else None
+    if warm is not None and not all(warm_root_of(w) == warm for w in writable):
+        warm = None
+    with tempfile.TemporaryDirectory(prefix=owned("taskforge-run-"), dir=warm) as scratch:
         results = Path(scratch)
         junit = results / "junit.xml"
         home = results / "home"
@@ -81,8 +87,11 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         mounts = Mounts(readonly=(env.venv, PLUGIN_DIR, SUBPROCESS_COVERAGE_DIR),
                         writable=(results, *writable,
                                   *((test_map.out.parent,) if test_map else ())))
-        result = sandbox.exec(argv, workspace=workspace, env=variables, timeout=timeout,
-                              mounts=mounts)
+        result = _warm_run(env, sandbox, warm, argv, workspace, variables, timeout, results) \
+            if warm is not None else None
+        if result is None:
+            result = sandbox.exec(argv, workspace=workspace, env=variables, timeout=timeout,
+                                  mounts=mounts)
         outcomes, pytest_seconds, durations = parse_junit(junit)
         broken = collection_errors(junit)
         hung = (hung_file.read_text().strip() or None) if hung_file.is_file() else None
@@ -94,6 +103,22 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
                    pytest_seconds=pytest_seconds, timed_out=result.timed_out, hung=hung,
                    durations=durations, collection_errors=broken,
                    log_tail=result.output[-4000:])
+
+
+def _warm_run(env: Environment, sandbox: Sandbox, root: Path, argv: list[str], workspace: Path,
+              variables: dict[str, str], timeout: float, results: Path) -> ExecResult | None:
+    """`argv` (`python -m pytest ...`) run by a zygote of `env` that sees `root`; None when
+    that cannot be (another runner command, no zygote): the caller runs it fresh."""
+    python = str(env.venv / "bin" / "python")
+    if argv[:3] != [python, "-m", "pytest"]:
+        return None
+    home = root / "zygote-home"
+    home.mkdir(exist_ok=True)
+    start = environment_variables(env, root, home)
+    start["PYTHONPATH"] = str(PLUGIN_DIR)  # a run adds its workspace's roots itself
+    mounts = Mounts(readonly=(env.venv, PLUGIN_DIR, SUBPROCESS_COVERAGE_DIR), writable=(root,))
+    return zygote.ZYGOTES.run(env, sandbox, root, mounts, start, argv[3:], cwd=workspace,
+                              variables=variables, timeout=timeout, log=results / "output.log")
 
 
 def environment_variables(env: Environment, workspace: Path, home: Path) -> dict[str, str]:

@@ -1,0 +1,129 @@
+"""A warm pytest process: interpreter started and pytest imported once, forked for each run.
+
+Started by taskforge (`testing/zygote.py`) inside a sandbox with the environment's
+interpreter; it must import nothing from taskforge and, above all, nothing of the project
+under test: each run is a child forked from this state that imports the project's code
+anew from its own workspace, as a fresh `python -m pytest` would. What the fork saves is the
+interpreter's start and pytest's import (about 0.35 s a run on this machine); what a run
+does is unchanged: its working directory, environment, `sys.path` and `sys.argv` are what
+the fresh process would have had, and `python -m pytest` runs through runpy as `-m` does.
+
+Protocol: one JSON object a line. Jobs come in on the FIFO given first, results go out on
+the second: `{"ready": true}` once pytest is imported, then per job
+`{"id", "exit_code", "timed_out", "seconds"}`. A job is `{"id", "cwd", "env", "args",
+"timeout", "log"}`: `args` are pytest's arguments, `log` the file its output goes to. The
+run's whole process group is killed when it ends or times out. End of the jobs FIFO ends
+the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+
+import pytest  # noqa: F401  (the point of this process: imported once, before any fork)
+
+# What `sys.path` holds besides the script's directory and PYTHONPATH: the standard library,
+# site-packages and what their .pth files add. A run puts its own head before it.
+_STARTUP_PYTHONPATH = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+_BASE_PATH = [p for p in sys.path[1:] if p not in _STARTUP_PYTHONPATH]
+# What the sandbox added to the environment taskforge gave this server (docker's HOSTNAME;
+# PWD from bwrap's --chdir or docker's shell): a fresh command in that sandbox would have it
+# too, so a run gets it (PWD naming the run's own working directory).
+_GIVEN = set(os.environ.pop("TASKFORGE_ZYGOTE_GIVEN", "").split(","))
+_ADDED = {k: v for k, v in os.environ.items() if k not in _GIVEN}
+
+
+def _child(job: dict) -> None:
+    """In the forked child: become the fresh `python -m pytest` of `job`; never returns."""
+    code = 1
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        log = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.chdir(job["cwd"])
+        os.environ.clear()
+        os.environ.update(_ADDED)
+        if "PWD" in _ADDED:
+            os.environ["PWD"] = job["cwd"]
+        os.environ.update(job["env"])
+        pythonpath = [p for p in job["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+        sys.path[:] = [job["cwd"], *pythonpath, *_BASE_PATH]
+        import importlib
+        import tempfile
+
+        importlib.invalidate_caches()
+        tempfile.tempdir = None  # computed again from this run's TMPDIR
+        sys.argv = ["-m", *job["args"]]
+        import runpy
+
+        try:
+            runpy._run_module_as_main("pytest")  # type: ignore[attr-defined]  # what -m runs
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code if 0 <= code < 256 else 1)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _run(job: dict) -> dict:
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        _child(job)
+    deadline = start + float(job["timeout"])
+    timed_out = False
+    delay = 0.001
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            timed_out = True
+            _kill_group(pid)
+            _done, status = os.waitpid(pid, 0)
+            break
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+    _kill_group(pid)  # what the run left running in its session
+    code = -signal.SIGKILL if timed_out else os.waitstatus_to_exitcode(status)
+    return {"id": job["id"], "exit_code": code, "timed_out": timed_out,
+            "seconds": time.monotonic() - start}
+
+
+def main(jobs_path: str, results_path: str) -> None:
+    with open(jobs_path, encoding="utf-8") as jobs, \
+            open(results_path, "w", encoding="utf-8") as results:
+        results.write(json.dumps({"ready": True}) + "\n")
+        results.flush()
+        for line in jobs:
+            if line.strip():
+                results.write(json.dumps(_run(json.loads(line))) + "\n")
+                results.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

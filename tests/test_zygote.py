@@ -1,0 +1,181 @@
+"""Warm runs (`languages/python/testing/zygote.py`): a run forked from a zygote that imported
+pytest gives the same results as a fresh `python -m pytest`, sees what a fresh process sees,
+is cut off at its timeout with what it started, and is used only under a warm root."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import make_project
+from test_sandbox import require
+
+from taskforge.languages.python.env import build_environment, detect_spec
+from taskforge.languages.python.testing import zygote
+from taskforge.languages.python.testing.runner import run_tests
+from taskforge.model import Environment, SourceSpec
+from taskforge.sandbox import Sandbox
+from taskforge.sources import ingest_source
+from taskforge.workspace import warm_dir, warm_root, warm_root_of
+
+# A project whose tests look at what a fresh `python -m pytest` process has, and a few that
+# fail or error on purpose (their outcomes must come back the same both ways).
+FILES = {
+    "pyproject.toml": """\
+        [project]
+        name = "probe"
+        version = "0.1"
+        [build-system]
+        requires = ["setuptools"]
+        build-backend = "setuptools.build_meta"
+        """,
+    "probe/__init__.py": "LOADED_FROM = __file__\n",
+    "tests/test_probe.py": """\
+        import json
+        import os
+        import subprocess
+        import sys
+        import tempfile
+
+        import probe
+
+
+        def test_imports_the_workspace_copy():
+            assert probe.LOADED_FROM.startswith(os.getcwd())
+
+
+        def test_path_and_argv_are_a_fresh_runs():
+            here = os.getcwd()
+            seen = {"path": [p.replace(here, "<ws>") for p in sys.path],
+                    "argv": [a.replace(here, "<ws>") for a in sys.argv
+                             if not a.startswith("--junitxml=")],  # the results' own place
+                    "main": sys.modules["__main__"].__file__,
+                    "env": {k: v.replace(here, "<ws>") for k, v in os.environ.items()
+                            if k not in ("TMPDIR", "HOME", "TASKFORGE_SELECT")}}
+            with open("seen.json", "w") as f:
+                json.dump(seen, f)
+            assert sys.argv[0].endswith(os.path.join("pytest", "__main__.py"))
+            assert sys.modules["__main__"].__file__ == sys.argv[0]
+            assert here in sys.path
+
+
+        def test_environment_is_the_runs():
+            assert os.environ["TMPDIR"] == os.environ["HOME"]
+            assert tempfile.gettempdir() == os.environ["TMPDIR"]
+            assert os.environ["PYTHONHASHSEED"] == "0" and sys.flags.dont_write_bytecode
+
+
+        def test_a_child_interpreter_finds_the_project():
+            out = subprocess.run([sys.executable, "-c", "import probe; print(probe.LOADED_FROM)"],
+                                 capture_output=True, text=True, check=True).stdout
+            assert out.startswith(os.getcwd())
+
+
+        def test_fails():
+            assert 1 == 2
+
+
+        def test_errors(missing_fixture):
+            pass
+        """,
+}
+EXPECTED = {
+    "tests/test_probe.py::test_imports_the_workspace_copy": "passed",
+    "tests/test_probe.py::test_path_and_argv_are_a_fresh_runs": "passed",
+    "tests/test_probe.py::test_environment_is_the_runs": "passed",
+    "tests/test_probe.py::test_a_child_interpreter_finds_the_project": "passed",
+    "tests/test_probe.py::test_fails": "failed",
+    "tests/test_probe.py::test_errors": "error",
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Environment]:
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    root = make_project(tmp_path_factory.mktemp("zygote"), FILES)
+    spec = SourceSpec(kind="path", location=str(root))
+    snapshot = ingest_source(spec, cache, root.parent)
+    return snapshot.root, build_environment(snapshot, detect_spec(snapshot.root, spec), cache)
+
+
+def jobs_done() -> int:
+    return sum(z._ids for z in zygote.ZYGOTES._all if not z.broken)
+
+
+@pytest.mark.parametrize("backend", ["none", "bwrap", "docker"])
+def test_a_warm_run_gives_what_a_fresh_run_gives(project: tuple[Path, Environment],
+                                                 tmp_path: Path, backend: str) -> None:
+    tree, env = project
+    box = require(backend)
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    fresh_ws = tmp_path / "fresh"
+    shutil.copytree(tree, fresh_ws)
+    fresh = run_tests(env, fresh_ws, box, timeout=120)
+    assert warm_root_of(fresh_ws) is None
+    assert fresh.outcomes == EXPECTED, fresh.log_tail
+    with warm_dir(cache, prefix="test-") as scratch:
+        shutil.copytree(tree, scratch / "ws")
+        before = jobs_done()
+        warm = run_tests(env, scratch / "ws", box, timeout=120)
+        assert jobs_done() == before + 1, "the run went to a zygote"
+        again = run_tests(env, scratch / "ws", box, timeout=120,
+                          select=["tests/test_probe.py::test_fails"])
+        assert jobs_done() == before + 2, "the same zygote serves the next run"
+        warm_seen = json.loads((scratch / "ws/seen.json").read_text())
+    assert warm.outcomes == EXPECTED, warm.log_tail
+    assert again.outcomes == {"tests/test_probe.py::test_fails": "failed"}
+    assert warm.exit_code == fresh.exit_code == 1
+    # what the process looked like from inside: the same, the workspace's path aside
+    assert warm_seen == json.loads((fresh_ws / "seen.json").read_text())
+
+
+def test_a_hung_run_is_cut_off_with_what_it_started(project: tuple[Path, Environment]) -> None:
+    tree, env = project
+    box = require("none")
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    with warm_dir(cache, prefix="test-") as scratch:
+        ws = scratch / "ws"
+        shutil.copytree(tree, ws)
+        marker = scratch / "daemon-alive"
+        (ws / "tests/test_hang.py").write_text(textwrap.dedent(f"""\
+            import subprocess, time
+
+            def test_hangs():
+                # a process of the run's own, alive past the run unless it is killed
+                subprocess.Popen(["sh", "-c", "sleep 4; touch {marker}"])
+                time.sleep(600)
+            """))
+        before = jobs_done()
+        hung = run_tests(env, ws, box, timeout=2, select=["tests/test_hang.py::test_hangs"])
+        assert hung.timed_out and hung.outcomes["tests/test_hang.py::test_hangs"] != "passed"
+        time.sleep(4)  # past when the process it started would have written the marker
+        assert not marker.exists(), "what the run started was killed with it"
+        after = run_tests(env, ws, box, timeout=60,
+                          select=["tests/test_probe.py::test_imports_the_workspace_copy"])
+        assert after.outcomes == {"tests/test_probe.py::test_imports_the_workspace_copy":
+                                  "passed"}
+        assert jobs_done() == before + 2, "the zygote outlived the hung run"
+
+
+def test_only_workspaces_under_a_warm_root_run_warm(project: tuple[Path, Environment],
+                                                    tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    tree, env = project
+    box: Sandbox = require("none")
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    outside = tmp_path / "ws"
+    shutil.copytree(tree, outside)
+    before = jobs_done()
+    run_tests(env, outside, box, timeout=120)
+    assert jobs_done() == before  # a grading copy, a baseline: never warm
+    assert warm_root_of(warm_root(cache) / "x") == warm_root(cache)
+    monkeypatch.setenv("TASKFORGE_WARM_RUNS", "0")
+    with warm_dir(cache, prefix="test-") as scratch:
+        shutil.copytree(tree, scratch / "ws")
+        off = run_tests(env, scratch / "ws", box, timeout=120)
+    assert jobs_done() == before and off.outcomes == EXPECTED

@@ -111,3 +111,14 @@ def test_bytecode_in_a_wheel_is_checked_by_its_code(task: Task, tmp_path: Path) 
     walked, from_index = both_ways(task, [task.ws, env], [env])
     assert any(h.kind == "code" for h, _root in walked[0])
     assert from_index == walked
+
+
+def test_a_fingerprint_no_word_of_the_tree_holds_is_never_searched(tmp_path: Path) -> None:
+    """The distinct-words check only ever says "cannot be here" when that is true: a run of
+    word characters of the needle must lie inside some word of the tree."""
+    (tmp_path / "lib.py").write_text("value = self.foo_bar.baz(x)  # ok\n")
+    index = tree_index(tmp_path)
+    for present in (b"bar.baz(", b"self.foo", b"oo_ba", b"(x)  #", b"  "):
+        assert index.might_hold(present) and index.occurrences(present) == (0,), present
+    for absent in (b"qux.baz", b"foo_bar.bazz", b"x_y"):
+        assert not index.might_hold(absent), absent

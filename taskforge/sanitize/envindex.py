@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
 import tempfile
 import threading
 from bisect import bisect_right
@@ -33,6 +34,11 @@ from taskforge.sanitize.walk import Label, ScanStats, Walker
 KEEP = 4
 COPY_PIECE = 1024 * 1024
 REMEMBERED = 100_000  # searched words whose entries an index keeps (then it starts over)
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# every byte that is not a word byte, as a space: `translate` then `split` gives the words
+_SPACES = bytes(c if c in _WORD_BYTES else 32 for c in range(256))
+_SEGMENT = re.compile(rb"[A-Za-z0-9_]+")
+WORDS_PIECE = 8 * 1024 * 1024
 
 
 def tree_signature(root: Path) -> tuple[tuple[str, int, int, int], ...]:
@@ -125,6 +131,7 @@ class TreeIndex:
             corpus.file.flush()
         self.corpus = mmap.mmap(corpus.file.fileno(), 0, access=mmap.ACCESS_READ)
         self._found: dict[bytes, tuple[int, ...]] = {}
+        self._words: bytes | None = None  # the corpus's distinct words, on first search
         self._lock = threading.Lock()
 
     def entry_at(self, offset: int) -> int:
@@ -136,12 +143,37 @@ class TreeIndex:
         snapshot search for many of the same words (its names, its idioms)."""
         found = self._found.get(needle)
         if found is None:
-            found = tuple(self._find_all(needle))
+            found = tuple(self._find_all(needle)) if self.might_hold(needle) else ()
             with self._lock:
                 if len(self._found) >= REMEMBERED:
                     self._found.clear()
                 self._found[needle] = found
         return found
+
+    def might_hold(self, needle: bytes) -> bool:
+        """False when the corpus cannot hold `needle`: one of its runs of word characters
+        is in no word of the corpus (a run inside `needle` lies inside a word wherever
+        `needle` occurs). The corpus's distinct words are a few MB where it is a hundred or
+        more: most of a task's fingerprints are names the environment never mentions."""
+        segments = _SEGMENT.findall(needle)
+        if not segments:
+            return True
+        words = self._distinct_words()
+        return all(segment in words for segment in segments)
+
+    def _distinct_words(self) -> bytes:
+        with self._lock:
+            if self._words is None:
+                words: set[bytes] = set()
+                corpus, size, i = self.corpus, len(self.corpus), 0
+                while i < size:
+                    j = min(size, i + WORDS_PIECE)
+                    while j < size and corpus[j] in _WORD_BYTES:  # never cut a word in two
+                        j += 1
+                    words.update(corpus[i:j].translate(_SPACES).split())
+                    i = j
+                self._words = b"\n".join(sorted(words))
+            return self._words
 
     def _find_all(self, needle: bytes) -> Iterator[int]:
         i = self.corpus.find(needle)

@@ -21,7 +21,8 @@ from taskforge.materialize import materialize
 from taskforge.sanitize import Fingerprints, sanitize_and_scan, tracked_paths
 from taskforge.workspace import scratch_dir
 
-__all__ = ["collection_gate", "leak_scan_gate", "null_rejection", "score_null_solution"]
+__all__ = ["collection_gate", "leak_scan_gate", "null_rejection", "scan_gate",
+           "score_null_solution"]
 
 
 def score_null_solution(workspace: Path, fail_to_pass: list[str],
@@ -54,5 +55,12 @@ def leak_scan_gate(deletion_patch: str, snapshot_root: Path, env_dir: Path | Non
     with scratch_dir(cache, prefix="scan-") as scratch:
         workspace, removed = materialize(deletion_patch, snapshot_root, scratch / "workspace",
                                          also_remove=also_remove)
-        return sanitize_and_scan(workspace, env_dir, fingerprints, tracked_paths(snapshot_root),
-                                 sanitized=removed)
+        return scan_gate(workspace, removed, snapshot_root, env_dir, fingerprints)
+
+
+def scan_gate(workspace: Path, removed: dict[str, list[str]], snapshot_root: Path,
+              env_dir: Path | None, fingerprints: Fingerprints) -> dict[str, Any]:
+    """The leak scan of `workspace`, just materialized (`removed`: what that sanitized), and
+    of `env_dir`: the record's `sanitizer` field, or Rejected."""
+    return sanitize_and_scan(workspace, env_dir, fingerprints, tracked_paths(snapshot_root),
+                             sanitized=removed)

@@ -1,6 +1,7 @@
 """Re-verification of an emitted task from scratch (`taskforge verify`): every gate `generate`
-ran, on fresh materializations of the record: the labels, the trivial solutions, the
-collection check and the leak scan."""
+ran, on fresh materializations of the record: the leak scan, the collection check and the
+labels on one (in that order: the scan sees it as the agent would), each trivial solution on
+its own."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from taskforge.languages.base import Runner
 from taskforge.materialize import materialize_record
 from taskforge.model import TaskRecord
 from taskforge.patches import apply_patch
-from taskforge.sanitize import fingerprint_record, scan_removals
+from taskforge.sanitize import fingerprint_record
 from taskforge.verify.gates import (
     collection_gate,
-    leak_scan_gate,
     null_rejection,
+    scan_gate,
     score_null_solution,
 )
 from taskforge.verify.protocol import collection_breaks, label_tests
@@ -28,18 +29,28 @@ def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, cache: Pat
     """The problems found, each `gate: what` (empty: verified). `full_suite`: the labels of
     every FAIL_TO_PASS and PASS_TO_PASS test, not only the tests verification ran."""
     check = _Reverify(dict(record), snapshot_root, runner, cache)
-    problems: list[str] = []
-    gates: tuple[tuple[str, Callable[[], list[str]]], ...] = (
-        ("labels", lambda: check.labels(full_suite)),
-        ("trivial-solution", check.trivial),
-        ("collection-breaks", check.collection),
-        ("leak-scan", check.leak_scan))
-    for gate, run in gates:
+    found: dict[str, list[str]] = {}
+
+    def gate(name: str, run: Callable[[], list[str]]) -> None:
         try:
-            problems += [f"{gate}: {p}" for p in run()]
+            found[name] = run()
         except Rejected as why:
-            problems.append(f"{gate}: {why}")
-    return problems
+            found[name] = [str(why)]
+
+    with warm_dir(cache, prefix="reverify-") as scratch:
+        # One fresh materialization, exactly as the agent gets it: the leak scan reads it
+        # before anything has run there; then, its hidden tests back, the collection check
+        # and the labels run in it (a collect-only run changes nothing a test sees).
+        workspace, removed = materialize_record(record, snapshot_root, scratch / "workspace")
+        gate("leak-scan", lambda: check.leak_scan(workspace, removed))
+        apply_patch(workspace, record.get("test_patch") or "")
+        gate("collection-breaks", lambda: check.collection(workspace))
+        gate("labels", lambda: check.labels(workspace, full_suite))
+    gate("trivial-solution", check.trivial)
+    return [f"{name}: {problem}" for name in GATES for problem in found[name]]
+
+
+GATES = ("labels", "trivial-solution", "collection-breaks", "leak-scan")  # in reports
 
 
 class _Reverify:
@@ -47,21 +58,13 @@ class _Reverify:
                  cache: Path) -> None:
         self.record, self.root, self.runner, self.cache = record, snapshot_root, runner, cache
 
-    def _workspace(self, dest: Path, record: TaskRecord | None = None) -> Path:
-        """A fresh materialization with its hidden tests back: where the gates' tests run."""
-        record = record or self.record
-        workspace, _removed = materialize_record(record, self.root, dest)
-        apply_patch(workspace, record.get("test_patch") or "")
-        return workspace
-
-    def labels(self, full_suite: bool) -> list[str]:
+    def labels(self, workspace: Path, full_suite: bool) -> list[str]:
         record = self.record
         f2p = set(record["FAIL_TO_PASS"])
         tests = sorted(f2p | set(record["PASS_TO_PASS"])) if full_suite \
             else list(record["verification"]["tests_run"])
-        with warm_dir(self.cache, prefix="reverify-") as scratch:
-            labels = label_tests(self._workspace(scratch / "workspace"), record["patch"], tests,
-                                 self.runner, repeats=record["verification"]["repeats"])
+        labels = label_tests(workspace, record["patch"], tests, self.runner,
+                             repeats=record["verification"]["repeats"])
         problems = []
         if set(labels.fail_to_pass) != f2p:
             extra = sorted(set(labels.fail_to_pass) - f2p)
@@ -83,19 +86,18 @@ class _Reverify:
             null = {**self.record,
                     "deletion_patch": language.with_null_body(self.record["deletion_patch"], body)}
             with warm_dir(self.cache, prefix="reverify-null-") as scratch:
-                nulls[body] = score_null_solution(self._workspace(scratch / "workspace", null),
-                                                  f2p, self.runner)
+                workspace, _removed = materialize_record(null, self.root, scratch / "workspace")
+                apply_patch(workspace, null.get("test_patch") or "")
+                nulls[body] = score_null_solution(workspace, f2p, self.runner)
         rejection = null_rejection(nulls, language.null_bodies)
         return [str(rejection)] if rejection else []
 
-    def collection(self) -> list[str]:
+    def collection(self, workspace: Path) -> list[str]:
         """Collection in the task state against the stable tests (FAIL_TO_PASS and
         PASS_TO_PASS); breaks must be allowed and be the ones recorded."""
         stable = sorted(set(self.record["FAIL_TO_PASS"]) | set(self.record["PASS_TO_PASS"]))
         recorded = self.record["verification"].get("collateral") or {}
-        with warm_dir(self.cache, prefix="reverify-collect-") as scratch:
-            errors, missing = collection_breaks(self._workspace(scratch / "workspace"),
-                                                tuple(stable), self.runner)
+        errors, missing = collection_breaks(workspace, tuple(stable), self.runner)
         collateral = collection_gate(errors, missing, stable,
                                      allowed=bool(recorded.get("allowed")))
         found = (sorted(collateral["collection_errors"]), sorted(collateral["uncollected"]))
@@ -105,8 +107,7 @@ class _Reverify:
             return [f"collateral differs: now {found}, recorded {listed}"]
         return []
 
-    def leak_scan(self) -> list[str]:
+    def leak_scan(self, workspace: Path, removed: dict[str, list[str]]) -> list[str]:
         fingerprints = fingerprint_record(self.record, self.root)  # of the code, not hidden tests
-        leak_scan_gate(self.record["deletion_patch"], self.root, self.runner.env.venv,
-                       fingerprints, self.cache, also_remove=scan_removals(self.record))
+        scan_gate(workspace, removed, self.root, self.runner.env.venv, fingerprints)
         return []

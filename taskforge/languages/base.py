@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -105,13 +105,26 @@ class ScreenRequest:
 
 @dataclass(frozen=True)
 class Runner:
-    """How one environment's tests run: its language, the sandbox, the time limit of a run.
-    What every verification step passes along instead of four arguments."""
+    """How one environment's tests run: its language, the sandbox, the time limit of a run,
+    and the cache that holds what the runs keep (baselines, bytecode) and their scratch
+    directories. What every step that runs tests passes along instead of the same four or
+    five arguments (the baseline, verification, grading)."""
 
     language: Language
     env: Environment
     sandbox: Sandbox
     timeout: float
+    # None only for a runner that runs and collects tests and nothing else (verify/confirm.py
+    # still builds its `Verifier.runner` so); every step that keeps or scratches something
+    # asks `cache_dir`.
+    cache: Path | None = field(default=None, kw_only=True)
+
+    @property
+    def cache_dir(self) -> Path:
+        """`cache`, for the steps that need one: a runner made without it cannot take them."""
+        if self.cache is None:
+            raise ValueError("this Runner was made without a cache (Runner(..., cache=...))")
+        return self.cache
 
     def run(self, workspace: Path, select: Iterable[str] | None = None) -> TestRun:
         return self.language.run_tests(self.env, workspace, self.sandbox, timeout=self.timeout,

@@ -21,6 +21,7 @@ from typing import Literal
 
 from taskforge.errors import UserError
 from taskforge.languages import language_of
+from taskforge.languages.base import Runner
 from taskforge.model import Environment, GradeResult, TaskRecord
 from taskforge.sandbox import Sandbox
 
@@ -40,8 +41,9 @@ def grade_workspace(record: TaskRecord, solution: Path, snapshot_root: Path,
     start = time.monotonic()
     f2p, p2p = list(record["FAIL_TO_PASS"]), list(record["PASS_TO_PASS"])
     expected = sorted(set(f2p) | set(p2p))
-    run = language_of(record).grade_run(record, solution, snapshot_root, env, sandbox, cache,
-                                        timeout=timeout, checks=checks)
+    language = language_of(record)
+    run = language.grade_run(record, solution, snapshot_root,
+                             Runner(language, env, sandbox, timeout, cache=cache), checks=checks)
     outcomes = run.outcomes
     disqualified = any(f.disqualifies for f in run.findings)
     passed = tuple(t for t in expected if outcomes.get(t) == "passed")

@@ -85,8 +85,8 @@ def bare_pytest(task: taskforge.Task, workspace: Path, box: Sandbox) -> float:
 
 def grade_before(task: taskforge.Task, workspace: Path, box: Sandbox) -> taskforge.GradeResult:
     """The grade without canaries and the integrity observer."""
-    return grade_workspace(task.record, workspace, task.snapshot_root(), task.environment(), box,
-                           cache_root(task.cache), checks=False)
+    return grade_workspace(task.record, workspace, task.snapshot_root(), task.runner(box),
+                           checks=False)
 
 
 def time_task(task: taskforge.Task, box: Sandbox, scratch: Path, repeat: int) -> dict[str, float]:

@@ -610,7 +610,7 @@ def export(directory: str, fmt: str, dest: str, no_images: bool, force: bool,
 
     if no_images and fmt != "harbor":
         raise UserError(f"--no-images: only for --format harbor, not {fmt}")
-    count = export_tasks(directory, fmt, dest, cache, force=force, images=not no_images)
+    count = export_tasks(directory, fmt, dest, cache=cache, force=force, images=not no_images)
     click.echo(f"{count} tasks exported to {dest} ({fmt})")
 
 

@@ -45,7 +45,7 @@ DOCKER_IMAGE_FILES = {"images.tar", "images.jsonl"}
 APP_DIR = "/app"
 
 
-def export_tasks(tasks_path: str | Path, fmt: str, dest: str | Path,
+def export_tasks(tasks_path: str | Path, fmt: str, dest: str | Path, *,
                  cache: str | Path | None = None, force: bool = False,
                  images: bool = True) -> int:
     """Write every task of `tasks_path` (a directory of shards, possibly from many jobs, or one

@@ -63,6 +63,19 @@ class Progress:
     def advance(self, message: str) -> None: ...
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What every source of one run is ingested and verified with: the recipe, where the
+    tests run (sandbox, cache), the pool of workers, the seed, and where progress goes."""
+
+    recipe: Recipe
+    cache: Path
+    box: Sandbox
+    pool: Any
+    seed: int
+    progress: Progress
+
+
 def _unit(*parts: str) -> float:
     """A deterministic number in [0, 1) from the parts."""
     h = hashlib.sha256("\0".join(parts).encode()).digest()
@@ -150,23 +163,23 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
             cleaned = prune_dead_scratch(cache_dir)
             if cleaned:
                 progress.log(f"removed {cleaned} scratch directories that killed runs left")
-            return _generate_claimed(recipe, out_dir, shard, cache_dir=cache_dir, box=box,
-                                     pool=pool, seed=seed, limit=limit, resume=resume,
-                                     curriculum=curriculum, progress=progress,
-                                     identity=identity, warnings=warnings)
+            run = _Run(recipe, cache_dir, box, pool, seed, progress)
+            return _generate_claimed(run, out_dir, shard, limit=limit, resume=resume,
+                                     curriculum=curriculum, identity=identity,
+                                     warnings=warnings)
     finally:
         pool.close()  # a Ray instance started for the run ends with it, failed or not
 
 
-def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, cache_dir: Path,
-                      box: Sandbox, pool: Any, seed: int, limit: int | None, resume: bool,
-                      curriculum: Curriculum | None, progress: Progress, identity: dict[str, Any],
+def _generate_claimed(run: _Run, out_dir: Path, shard: tuple[int, int], *, limit: int | None,
+                      resume: bool, curriculum: Curriculum | None, identity: dict[str, Any],
                       warnings: list[str]) -> Summary:
     """The run proper, once `out_dir` is claimed for it."""
+    recipe, seed, progress = run.recipe, run.seed, run.progress
     # Everything that can fail on bad input happens before any result is written to `out`.
     # A source that cannot be ingested is set aside with its reason; the others go on.
-    sources, set_aside = ingest_recipe_sources(recipe, cache=cache_dir, sandbox=box,
-                                               log=progress.log, pool=pool)
+    sources, set_aside = ingest_recipe_sources(recipe, cache=run.cache, sandbox=run.box,
+                                               log=progress.log, pool=run.pool)
     summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
     funnel: Counter[str] = Counter()
@@ -204,8 +217,7 @@ def _generate_claimed(recipe: Recipe, out_dir: Path, shard: tuple[int, int], *, 
         cap = len(ordered) if budget is None else budget
         started = time.monotonic()
         spent: Counter[str] = Counter()
-        emitted, tried = _run_source(source, ordered, cap, recipe, box, cache_dir, pool, journal,
-                                     progress, seed, spent)
+        emitted, tried = _run_source(run, source, ordered, cap=cap, journal=journal, spent=spent)
         verify_seconds = round(time.monotonic() - started, 1)
         timing[source.snapshot.id] = {stage: round({**source.seconds, **spent}.get(stage, 0.0), 3)
                                       for stage in TIMED_STAGES}
@@ -287,9 +299,8 @@ def _output_inside_sources(recipe: Recipe, out: Path, cache: Path) -> list[str]:
     return warnings
 
 
-def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, recipe: Recipe,
-                box: Sandbox, cache: Path, pool: Any, journal: Journal, progress: Progress,
-                seed: int, spent: Counter[str]) -> tuple[list[dict], list[dict]]:
+def _run_source(run: _Run, source: IngestedSource, ordered: list[Candidate], *, cap: int,
+                journal: Journal, spent: Counter[str]) -> tuple[list[dict], list[dict]]:
     """Verify candidates in their seeded order until `cap` tasks are emitted.
 
     Work goes in waves: the wave is screened by the forking fast path, then what survives
@@ -298,14 +309,15 @@ def _run_source(source: IngestedSource, ordered: list[Candidate], cap: int, reci
     `spent` gathers this run's seconds: the screen's and the confirmation's wall clock, and
     the leak scans' share of the confirmation (summed over the tasks' workers).
     """
+    recipe, pool, progress = run.recipe, run.pool, run.progress
     results: dict[str, dict[str, Any]] = {}
     position = 0
     progress.start(len(ordered))
-    verifier = Verifier(source, box, cache, run_timeout(source, recipe.verify.timeout_s),
+    verifier = Verifier(source, run.box, run.cache, run_timeout(source, recipe.verify.timeout_s),
                         recipe.verify.repeats, recipe.task,
                         full_suite=recipe.verify.full_suite,
                         allow_collection_breaks=recipe.verify.allow_collection_breaks,
-                        recipe_sha256=recipe.sha256, seed=seed)
+                        recipe_sha256=recipe.sha256, seed=run.seed)
 
     def journal_key(candidate: Candidate) -> str:
         return f"{source.snapshot.id}:{candidate.key}"

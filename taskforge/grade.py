@@ -20,28 +20,26 @@ from pathlib import Path
 from typing import Literal
 
 from taskforge.errors import UserError
-from taskforge.languages import language_of
-from taskforge.model import Environment, GradeResult, TaskRecord
-from taskforge.sandbox import Sandbox
+from taskforge.languages.base import Runner
+from taskforge.model import GradeResult, TaskRecord
 
 Mode = Literal["binary", "fraction"]
 MODES = ("binary", "fraction")
 
 
-def grade_workspace(record: TaskRecord, solution: Path, snapshot_root: Path,
-                    env: Environment, sandbox: Sandbox, cache: Path,
-                    timeout: float = 300.0, mode: Mode = "binary",
-                    checks: bool = True) -> GradeResult:
-    """Grade `solution` (left untouched). `mode="fraction"`: the share of FAIL_TO_PASS that
-    passes when every PASS_TO_PASS test passes, else 0. `checks=False`: no canaries and no
-    integrity observer (only to measure what they cost)."""
+def grade_workspace(record: TaskRecord, solution: Path, snapshot_root: Path, runner: Runner, *,
+                    mode: Mode = "binary", checks: bool = True) -> GradeResult:
+    """Grade `solution` (left untouched) with `runner`: the record's language and
+    environment, the sandbox, the time limit of the run (`Task.runner` makes it) and the cache
+    the grading copy is made in. `mode="fraction"`: the share of FAIL_TO_PASS that passes when
+    every PASS_TO_PASS test passes, else 0. `checks=False`: no canaries and no integrity
+    observer (only to measure what they cost)."""
     if mode not in MODES:
         raise UserError(f"grade mode {mode!r}: unknown; choose one of {', '.join(MODES)}")
     start = time.monotonic()
     f2p, p2p = list(record["FAIL_TO_PASS"]), list(record["PASS_TO_PASS"])
     expected = sorted(set(f2p) | set(p2p))
-    run = language_of(record).grade_run(record, solution, snapshot_root, env, sandbox, cache,
-                                        timeout=timeout, checks=checks)
+    run = runner.language.grade_run(record, solution, snapshot_root, runner, checks=checks)
     outcomes = run.outcomes
     disqualified = any(f.disqualifies for f in run.findings)
     passed = tuple(t for t in expected if outcomes.get(t) == "passed")

@@ -21,7 +21,7 @@ from taskforge.errors import UserError
 from taskforge.executors.local import LocalExecutor
 from taskforge.gitcmd import GitError
 from taskforge.languages import Language, detect_language
-from taskforge.languages.base import TEST_TIMEOUT, import_errors_line
+from taskforge.languages.base import TEST_TIMEOUT, Runner, import_errors_line
 from taskforge.languages.strategy import Project
 from taskforge.model import Baseline, Environment, Snapshot, SourceSpec
 from taskforge.recipe import Recipe, load_recipe
@@ -78,8 +78,8 @@ def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, r
     prepared = _environment(spec, snapshot, cache=cache, repeats=repeats, log=log,
                             snapshot_seconds=time.monotonic() - started)
     started = time.monotonic()
-    baseline = prepared.language.baseline(prepared.snapshot, prepared.env, sandbox, cache,
-                                          repeats=repeats, timeout=timeout,
+    runner = Runner(prepared.language, prepared.env, sandbox, timeout, cache=cache)
+    baseline = prepared.language.baseline(prepared.snapshot, runner, repeats=repeats,
                                           test_timeout=test_timeout)
     return _ingested(prepared, baseline, time.monotonic() - started, log, test_timeout)
 
@@ -157,6 +157,10 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
     outcomes: dict[int, IngestedSource | SetAside] = {}
     ready: list[tuple[int, _Prepared]] = []
 
+    def runner(prepared: _Prepared) -> Runner:
+        """How the source's baseline runs: `timeout` for each whole-suite run."""
+        return Runner(prepared.language, prepared.env, sandbox, timeout, cache=cache)
+
     def finish(index: int, prepared: _Prepared, baseline: Baseline, seconds: float) -> None:
         stable = len(baseline.stable)
         if stable < min_stable_tests:
@@ -183,9 +187,8 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
                                     snapshot_seconds=time.monotonic() - started)
             # Cached here: no job (a node with a cache of its own would run it again).
             started = time.monotonic()
-            cached = prepared.language.cached_baseline(prepared.snapshot, prepared.env, sandbox,
-                                                       cache, repeats=repeats,
-                                                       test_timeout=test_timeout)
+            cached = prepared.language.cached_baseline(prepared.snapshot, runner(prepared),
+                                                       repeats=repeats, test_timeout=test_timeout)
             if cached is not None:
                 finish(index, prepared, cached, time.monotonic() - started)
             else:
@@ -203,8 +206,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
         started = time.monotonic()
         try:
             baseline: Baseline | str = prepared.language.baseline(
-                prepared.snapshot, prepared.env, sandbox, cache, repeats=repeats,
-                timeout=timeout, test_timeout=test_timeout)
+                prepared.snapshot, runner(prepared), repeats=repeats, test_timeout=test_timeout)
         except UserError as e:  # the source is set aside; the other baselines go on
             baseline = _without_source(str(e), prepared.spec, prepared.snapshot)
         except SOURCE_FAILURES as e:

@@ -58,8 +58,8 @@ class Task:
         solution = Path(workspace)
         if not solution.is_dir():
             raise UserError(f"{solution}: workspace does not exist")
-        return grade_workspace(self.record, solution, self.snapshot_root(), self.environment(),
-                               box, self._cache(), timeout, mode)
+        return grade_workspace(self.record, solution, self.snapshot_root(),
+                               self.runner(box, timeout=timeout), mode=mode)
 
     def reverify(self, *, sandbox: Sandbox, full_suite: bool = False,
                  timeout: float = 300.0) -> list[str]:
@@ -68,9 +68,14 @@ class Task:
         problems found, each `gate: what` (empty: verified)."""
         from taskforge.verify.reverify import reverify
 
-        runner = Runner(language_of(self.record), self.environment(), sandbox, timeout)
-        return reverify(self.record, self.snapshot_root(), runner, self._cache(),
-                        full_suite=full_suite)
+        return reverify(self.record, self.snapshot_root(), self.runner(sandbox, timeout=timeout),
+                        self._cache(), full_suite=full_suite)
+
+    def runner(self, sandbox: Sandbox, *, timeout: float = 300.0) -> Runner:
+        """How this task's tests run: its language and environment (rebuilt on first use),
+        `sandbox`, `timeout` for one run, and the task's cache."""
+        return Runner(language_of(self.record), self.environment(), sandbox, timeout,
+                      cache=self._cache())
 
 
 class TaskSet:

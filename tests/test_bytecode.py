@@ -13,6 +13,7 @@ import pytest
 from conftest import make_project
 
 from taskforge.ingest import ingest
+from taskforge.languages.base import Runner
 from taskforge.languages.python.testing import runner
 from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode, source_of
 from taskforge.model import SourceSpec
@@ -54,7 +55,8 @@ def test_verification_bytecode_is_used_and_never_stands_in_for_a_changed_file(
     box = get_sandbox("none")
     source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
                     base_dir=root.parent, sandbox=box, repeats=1, timeout=120)
-    bytecode = snapshot_bytecode(source.snapshot, source.env, box, tf_cache, timeout=120)
+    tests_run = Runner(source.language, source.env, box, 120, cache=tf_cache)
+    bytecode = snapshot_bytecode(source.snapshot, tests_run)
     pycs = sorted(p.relative_to(bytecode).as_posix() for p in bytecode.rglob("*.pyc"))
     # pytest's rewritten test module, and the source compiled hash-checked; nothing else of
     # the collect-only run (its own pyc of calc/ops.py was dropped and compiled again here)
@@ -62,7 +64,7 @@ def test_verification_bytecode_is_used_and_never_stands_in_for_a_changed_file(
     ops_pyc = bytecode / next(p for p in pycs if p.startswith("calc/__pycache__/ops."))
     assert int.from_bytes(ops_pyc.read_bytes()[4:8], "little") == 0b11  # checked hash
     assert source_of(Path("calc/__pycache__/ops.cpython-311.pyc")) == "calc/ops.py"
-    assert snapshot_bytecode(source.snapshot, source.env, box, tf_cache, timeout=120) == bytecode
+    assert snapshot_bytecode(source.snapshot, tests_run) == bytecode
 
     workspace = tmp_path / "ws" / "workspace"
     shutil.copytree(source.snapshot.root, workspace)

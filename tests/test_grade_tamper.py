@@ -31,7 +31,6 @@ from naive_grader import naive_reward
 from test_sandbox import require
 
 import taskforge
-from taskforge.cache import cache_root
 from taskforge.grade import grade_workspace
 from taskforge.sandbox import Sandbox
 
@@ -818,8 +817,8 @@ BEAT_THE_GRADE_WITHOUT_CHECKS = {
 
 
 def grade_without_checks(task: taskforge.Task, ws: Path, box: Sandbox) -> taskforge.GradeResult:
-    return grade_workspace(task.record, ws, task.snapshot_root(), task.environment(), box,
-                           cache_root(task.cache), timeout=120, checks=False)
+    return grade_workspace(task.record, ws, task.snapshot_root(), task.runner(box, timeout=120),
+                           checks=False)
 
 
 def graded_zero_and_named(task: taskforge.Task, bwrap: Sandbox, tmp_path: Path,

@@ -12,6 +12,7 @@ from java_support import JAVADEMO, require_jdk
 from test_sandbox import require
 
 from taskforge.languages import language_named
+from taskforge.languages.base import Runner
 from taskforge.model import Environment, Snapshot, SourceSpec
 
 pytestmark = pytest.mark.slow
@@ -75,8 +76,8 @@ def test_compile_errors_are_collection_errors(project, tmp_path: Path) -> None:
 
 def test_per_test_coverage(project) -> None:
     snapshot, env, cache = project
-    baseline = JAVA.baseline(snapshot, env, require("bwrap"), cache, repeats=2, timeout=900,
-                             test_timeout=60)
+    bwrap = Runner(JAVA, env, require("bwrap"), 900, cache=cache)
+    baseline = JAVA.baseline(snapshot, bwrap, repeats=2, test_timeout=60)
     assert len(baseline.tests) == 127 and len(baseline.stable) == 127
     assert baseline.tracer == "jacoco"
     index = {t: i for i, t in enumerate(baseline.tests)}
@@ -85,8 +86,7 @@ def test_per_test_coverage(project) -> None:
     ran = {i for ln in allocate_body for i in money.get(ln, ())}
     assert index[ALLOCATION] in ran
     assert index["javademo.text.TextStatsTest::countsWords()"] not in ran
-    assert JAVA.cached_baseline(snapshot, env, require("bwrap"), cache, repeats=2,
-                                test_timeout=60) == baseline
+    assert JAVA.cached_baseline(snapshot, bwrap, repeats=2, test_timeout=60) == baseline
 
 
 SEALED = {
@@ -159,8 +159,8 @@ def test_java_17_and_a_class_jacoco_cannot_instrument(tmp_path: Path) -> None:
     env = JAVA.prepare(SourceSpec(kind="path", location=str(root)), snapshot, cache,
                        lambda _m: None).env
     assert env.spec.test_command[-1] == "17"
-    baseline = JAVA.baseline(snapshot, env, require("bwrap"), cache, repeats=2, timeout=600,
-                             test_timeout=60)
+    baseline = JAVA.baseline(snapshot, Runner(JAVA, env, require("bwrap"), 600, cache=cache),
+                             repeats=2, test_timeout=60)
     assert baseline.stable == ("m.ShapesTest::kinds()", "m.ShapesTest::squareArea()")
     lines = baseline.coverage["src/main/java/m/Shapes.java"]
     assert set(lines[5]) == {0, 1}  # the sealed interface's file: every test

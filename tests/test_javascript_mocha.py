@@ -15,6 +15,7 @@ from test_sandbox import require
 
 import taskforge
 from taskforge.languages import language_named
+from taskforge.languages.base import Runner
 from taskforge.languages.javascript.testing import run_baseline
 from taskforge.model import Environment, Snapshot, SourceSpec
 
@@ -111,8 +112,8 @@ def test_run_select_collect(project, tmp_path: Path) -> None:
 
 def test_per_test_coverage_from_root_hooks(project) -> None:
     snapshot, env, cache = project
-    baseline = run_baseline(snapshot, env, require("bwrap"), cache, repeats=2, timeout=120,
-                            test_timeout=30)
+    baseline = run_baseline(snapshot, Runner(JS, env, require("bwrap"), 120, cache=cache),
+                            repeats=2, test_timeout=30)
     loop = {baseline.tests[i] for i in baseline.coverage["src/calc.js"][17]}  # power's loop
     assert loop == {"test/calc.test.js::power > squares", "test/calc.test.js::power > cubes"}
     mul_body = {baseline.tests[i] for i in baseline.coverage["src/calc.js"][9]}

@@ -11,6 +11,7 @@ from conftest import make_project
 from test_sandbox import require
 
 from taskforge.languages import language_named
+from taskforge.languages.base import Runner
 from taskforge.languages.javascript.testing import run_baseline
 from taskforge.model import Environment, Snapshot, SourceSpec
 
@@ -124,8 +125,8 @@ def test_collect_lists_without_running_and_marks_files_that_fail_to_load(project
 
 def test_per_test_coverage(project) -> None:
     snapshot, env, cache = project
-    baseline = run_baseline(snapshot, env, require("bwrap"), cache, repeats=2, timeout=120,
-                            test_timeout=30)
+    baseline = run_baseline(snapshot, Runner(JS, env, require("bwrap"), 120, cache=cache),
+                            repeats=2, test_timeout=30)
     assert baseline.tracer == "v8"
     assert "test/calc.test.js::mul > broken" in baseline.failing
     assert "test/calc.test.js::mul > skipped" not in baseline.stable

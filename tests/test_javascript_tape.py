@@ -18,6 +18,7 @@ from test_sandbox import require
 
 import taskforge
 from taskforge.languages import language_named
+from taskforge.languages.base import Runner
 from taskforge.languages.javascript.package import runner_setup
 from taskforge.languages.javascript.testing import run_baseline, run_tests
 from taskforge.model import Environment, Snapshot, SourceSpec
@@ -206,8 +207,8 @@ def test_tape_4(tmp_path_factory: pytest.TempPathFactory) -> None:
 @pytest.mark.slow
 def test_per_test_coverage(project) -> None:
     snapshot, env, cache = project
-    baseline = run_baseline(snapshot, env, require("bwrap"), cache, repeats=2, timeout=120,
-                            test_timeout=30)
+    baseline = run_baseline(snapshot, Runner(JS, env, require("bwrap"), 120, cache=cache),
+                            repeats=2, test_timeout=30)
     assert set(baseline.stable) == CALC_IDS
 
     def covering(line: int) -> set[str]:

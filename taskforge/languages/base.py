@@ -16,16 +16,20 @@ The questions, in the order a run asks them:
   `strategies`), and what stands where code was deleted for the trivial solutions
   (`null_bodies`, `with_null_body`);
 - verification: an optional fast path (`screen`) and what a verification workspace needs
-  besides the materialized task (`prepare_workspace`);
+  besides the materialized task (`set_up_workspace`);
 - grading and files: which files are tests (`is_test_file`), which the grader restores
   (`is_protected`), and a graded run that does not trust the test process (`grade_run`).
+
+A question that runs tests beyond one run (the baseline, a verification workspace, a graded
+run) takes a `Runner`: the language and environment, the sandbox, the time limit of a run and
+the cache, one object instead of the same arguments in every signature.
 """
 
 from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -105,13 +109,26 @@ class ScreenRequest:
 
 @dataclass(frozen=True)
 class Runner:
-    """How one environment's tests run: its language, the sandbox, the time limit of a run.
-    What every verification step passes along instead of four arguments."""
+    """How one environment's tests run: its language, the sandbox, the time limit of a run,
+    and the cache that holds what the runs keep (baselines, bytecode) and their scratch
+    directories. What every step that runs tests passes along instead of the same four or
+    five arguments (the baseline, verification, grading)."""
 
     language: Language
     env: Environment
     sandbox: Sandbox
     timeout: float
+    # None only for a runner that runs and collects tests and nothing else (verify/confirm.py
+    # still builds its `Verifier.runner` so); every step that keeps or scratches something
+    # asks `cache_dir`.
+    cache: Path | None = field(default=None, kw_only=True)
+
+    @property
+    def cache_dir(self) -> Path:
+        """`cache`, for the steps that need one: a runner made without it cannot take them."""
+        if self.cache is None:
+            raise ValueError("this Runner was made without a cache (Runner(..., cache=...))")
+        return self.cache
 
     def run(self, workspace: Path, select: Iterable[str] | None = None) -> TestRun:
         return self.language.run_tests(self.env, workspace, self.sandbox, timeout=self.timeout,
@@ -176,13 +193,14 @@ class Language(abc.ABC):
         that fail to load: what a deletion that breaks module loading changes."""
 
     @abc.abstractmethod
-    def baseline(self, snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                 repeats: int, timeout: float, test_timeout: float) -> Baseline:
-        """The snapshot's suite, run repeatedly with per-test coverage (cached)."""
+    def baseline(self, snapshot: Snapshot, runner: Runner, *, repeats: int,
+                 test_timeout: float) -> Baseline:
+        """The snapshot's suite, run repeatedly with per-test coverage (cached in
+        `runner.cache`); `runner.timeout` bounds one whole-suite run, `test_timeout` one test."""
 
     @abc.abstractmethod
-    def cached_baseline(self, snapshot: Snapshot, env: Environment, sandbox: Sandbox,
-                        cache: Path, *, repeats: int, test_timeout: float) -> Baseline | None:
+    def cached_baseline(self, snapshot: Snapshot, runner: Runner, *, repeats: int,
+                        test_timeout: float) -> Baseline | None:
         """The baseline `baseline` would return, when the cache holds it."""
 
     @abc.abstractmethod
@@ -212,12 +230,20 @@ class Language(abc.ABC):
         and every candidate runs the whole protocol in fresh processes."""
         return {c.key: NOT_SCREENED for c in request.candidates}
 
+    def set_up_workspace(self, workspace: Path, snapshot: Snapshot, changed: Collection[str],
+                         runner: Runner) -> None:
+        """Make a materialized task workspace ready for verification runs (no agent sees it;
+        `changed`: the files the deletion changed): nothing by default."""
+        return None
+
     def prepare_workspace(self, workspace: Path, snapshot: Snapshot, env: Environment,
                           changed: Collection[str], sandbox: Sandbox, cache: Path,
                           timeout: float) -> None:
-        """Make a materialized task workspace ready for verification runs (no agent sees it):
-        nothing by default."""
-        return None
+        """`set_up_workspace` with its runner spelled out: kept only while
+        verify/confirm.py calls this form. Languages override `set_up_workspace`; remove this
+        once confirm.py passes its `Verifier.runner` (made with `cache=`) there."""
+        self.set_up_workspace(workspace, snapshot, changed,
+                              Runner(self, env, sandbox, timeout, cache=cache))
 
     # -- files and grading -----------------------------------------------------------------
 
@@ -232,10 +258,10 @@ class Language(abc.ABC):
 
     @abc.abstractmethod
     def grade_run(self, record: TaskRecord, solution: Path, snapshot_root: Path,
-                  env: Environment, sandbox: Sandbox, cache: Path, *, timeout: float,
-                  checks: bool) -> GradedRun:
+                  runner: Runner, *, checks: bool) -> GradedRun:
         """Run the record's tests on a clean copy of `solution` (left untouched) and report
-        what the test process did; `checks`: canaries and the runner's integrity."""
+        what the test process did; `checks`: canaries and the runner's integrity. The copy is
+        made under `runner.cache`; `runner.timeout` bounds the run."""
 
 
 def null_rejection(null_solutions: Mapping[str, Mapping[str, int]],

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from taskforge.languages.base import GradedRun, Language, Prepared
+from taskforge.languages.base import GradedRun, Language, Prepared, Runner
 from taskforge.languages.java.files import PROJECT_FILES, TEST_DIR, is_protected, is_test_file
 from taskforge.languages.strategy import Project, Strategy
 from taskforge.model import Baseline, Environment, EnvSpec, Snapshot, SourceSpec, TaskRecord, TestRun
@@ -87,19 +87,17 @@ class JavaLanguage(Language):
 
         return collected_ids(env, workspace, sandbox, timeout=timeout)
 
-    def baseline(self, snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                 repeats: int, timeout: float, test_timeout: float) -> Baseline:
+    def baseline(self, snapshot: Snapshot, runner: Runner, *, repeats: int,
+                 test_timeout: float) -> Baseline:
         from taskforge.languages.java.testing import run_baseline
 
-        return run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout,
-                            test_timeout=test_timeout)
+        return run_baseline(snapshot, runner, repeats=repeats, test_timeout=test_timeout)
 
-    def cached_baseline(self, snapshot: Snapshot, env: Environment, sandbox: Sandbox,
-                        cache: Path, *, repeats: int, test_timeout: float) -> Baseline | None:
+    def cached_baseline(self, snapshot: Snapshot, runner: Runner, *, repeats: int,
+                        test_timeout: float) -> Baseline | None:
         from taskforge.languages.java.testing import cached_baseline
 
-        return cached_baseline(snapshot, env, sandbox, cache, repeats=repeats,
-                               test_timeout=test_timeout)
+        return cached_baseline(snapshot, runner, repeats=repeats, test_timeout=test_timeout)
 
     def keep_baseline(self, cache: Path, baseline: Baseline) -> None:
         from taskforge.languages.java.testing import keep_baseline
@@ -130,9 +128,7 @@ class JavaLanguage(Language):
         return is_protected(rel)
 
     def grade_run(self, record: TaskRecord, solution: Path, snapshot_root: Path,
-                  env: Environment, sandbox: Sandbox, cache: Path, *, timeout: float,
-                  checks: bool) -> GradedRun:
+                  runner: Runner, *, checks: bool) -> GradedRun:
         from taskforge.languages.java.grading import grade_run
 
-        return grade_run(record, solution, snapshot_root, env, sandbox, cache,
-                         timeout=timeout, checks=checks)
+        return grade_run(record, solution, snapshot_root, runner, checks=checks)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from taskforge.cache import digest, read_json, write_json
 from taskforge.errors import UserError
-from taskforge.languages.base import import_errors_line
+from taskforge.languages.base import Runner, import_errors_line
 from taskforge.languages.java.env import (
     LAUNCHER,
     agent_jar,
@@ -58,7 +58,7 @@ from taskforge.languages.java.files import (
 from taskforge.languages.java.surefire import jvm_flags, launcher_filters
 from taskforge.leftovers import owned
 from taskforge.model import Baseline, Environment, Snapshot, TestRun
-from taskforge.sandbox import Mounts, Sandbox
+from taskforge.sandbox import ExecResult, Mounts, Sandbox
 from taskforge.workspace import scratch_copy, scratch_dir
 
 FORMAT = 2  # 2: the reader's output read from a file
@@ -100,6 +100,28 @@ def variables(home: Path) -> dict[str, str]:
 
 def _mounts(env: Environment, writable: tuple[Path, ...]) -> Mounts:
     return Mounts(readonly=(*jdk_mounts(), env.venv), writable=writable)
+
+
+@dataclass(frozen=True)
+class JdkRun:
+    """Where the JDK's tools (javac, the console launcher, the coverage reader) run for one
+    test run: the environment (class path, mounts), the workspace they start in, the sandbox,
+    the scratch directory outside the workspace they write into, and each tool's time limit."""
+
+    env: Environment
+    workspace: Path
+    sandbox: Sandbox
+    scratch: Path
+    timeout: float
+
+    def exec(self, argv: list[str], writable: tuple[Path, ...] = ()) -> ExecResult:
+        """`argv` in the sandbox from the workspace, with `scratch/home` for a home; it may
+        write into the scratch directory and `writable` only."""
+        home = self.scratch / "home"
+        home.mkdir(exist_ok=True)
+        return self.sandbox.exec(argv, workspace=self.workspace, env=variables(home),
+                                 timeout=self.timeout,
+                                 mounts=_mounts(self.env, (self.scratch, *writable)))
 
 
 # -- ids ---------------------------------------------------------------------------------------
@@ -145,18 +167,14 @@ def selector(test: str) -> str:
 # -- compiling ---------------------------------------------------------------------------------
 
 
-def _javac(env: Environment, sandbox: Sandbox, workspace: Path, scratch: Path, files: list[str],
-           dest: Path, cp: list[str], timeout: float) -> tuple[int, str, float]:
+def _javac(jdk: JdkRun, files: list[str], dest: Path, cp: list[str]) -> tuple[int, str, float]:
     dest.mkdir(parents=True, exist_ok=True)
-    argfile = scratch / f"{dest.name}.args"
-    argfile.write_text("\n".join(f'"{workspace / f}"' for f in files), encoding="utf-8")
-    argv = [str(jdk_home() / "bin" / "javac"), "--release", release_of(env), "-encoding",
+    argfile = jdk.scratch / f"{dest.name}.args"
+    argfile.write_text("\n".join(f'"{jdk.workspace / f}"' for f in files), encoding="utf-8")
+    argv = [str(jdk_home() / "bin" / "javac"), "--release", release_of(jdk.env), "-encoding",
             "UTF-8", "-nowarn", "-proc:none", "-implicit:none", "-Xmaxerrs", "100000",
             "-d", str(dest), "-cp", ":".join(cp) or ".", "-sourcepath", "", f"@{argfile}"]
-    home = scratch / "home"
-    home.mkdir(exist_ok=True)
-    result = sandbox.exec(argv, workspace=workspace, env=variables(home), timeout=timeout,
-                          mounts=_mounts(env, (scratch,)))
+    result = jdk.exec(argv)
     code = -1 if result.timed_out else result.exit_code
     return code, result.output, result.duration_s
 
@@ -167,19 +185,18 @@ def _copy_resources(workspace: Path, under: str, dest: Path) -> None:
         shutil.copytree(source, dest, dirs_exist_ok=True, symlinks=True)
 
 
-def compile_tree(env: Environment, workspace: Path, sandbox: Sandbox, scratch: Path, *,
-                 timeout: float) -> Compiled:
-    """javac of the whole tree into `scratch`: `src/main/java` first; then the tests, the
-    files javac names in errors set aside one round at a time (a file that only failed
-    because of another compiles in the next round)."""
+def compile_tree(jdk: JdkRun) -> Compiled:
+    """javac of the whole workspace into the scratch directory: `src/main/java` first; then
+    the tests, the files javac names in errors set aside one round at a time (a file that only
+    failed because of another compiles in the next round)."""
+    workspace, scratch = jdk.workspace, jdk.scratch
     classes, test_classes = scratch / "classes", scratch / "test-classes"
     compiled = Compiled(classes, test_classes, main_ok=True)
     main = java_files(workspace, MAIN_DIR)
     tests = java_files(workspace, TEST_DIR)
-    cp = classpath(env)
+    cp = classpath(jdk.env)
     if main:
-        code, output, seconds = _javac(env, sandbox, workspace, scratch, main, classes, cp,
-                                       timeout)
+        code, output, seconds = _javac(jdk, main, classes, cp)
         compiled.seconds += seconds
         if code != 0:
             first = _ERROR.search(output)
@@ -195,8 +212,7 @@ def compile_tree(env: Environment, workspace: Path, sandbox: Sandbox, scratch: P
         if not remaining:
             break
         shutil.rmtree(test_classes, ignore_errors=True)
-        code, output, seconds = _javac(env, sandbox, workspace, scratch, remaining,
-                                       test_classes, [str(classes), *cp], timeout)
+        code, output, seconds = _javac(jdk, remaining, test_classes, [str(classes), *cp])
         compiled.seconds += seconds
         if code == 0:
             break
@@ -326,7 +342,8 @@ def _run(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
     entries: list[dict] = []
     with tempfile.TemporaryDirectory(prefix=owned("taskforge-java-")) as scratch_name:
         scratch = Path(scratch_name)
-        compiled = compile_tree(env, workspace, sandbox, scratch, timeout=timeout)
+        jdk = JdkRun(env, workspace, sandbox, scratch, timeout)
+        compiled = compile_tree(jdk)
         report = Report()
         exit_code, seconds, timed_out, tail = 1, compiled.seconds, False, compiled.log
         runnable = None if chosen is None else [t for t in chosen
@@ -335,21 +352,16 @@ def _run(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
             runnable = []
         if compiled.main_ok and (runnable is None or runnable):
             reports = scratch / "reports"
-            home = scratch / "home"
-            home.mkdir(exist_ok=True)
             argv = launcher_argv(env, compiled, reports, select=runnable,
                                  coverage_dir=coverage_dir,
                                  includes=main_packages(workspace), test_timeout=test_timeout)
-            writable = (scratch, *((coverage_dir,) if coverage_dir is not None else ()))
-            result = sandbox.exec(argv, workspace=workspace, env=variables(home),
-                                  timeout=timeout, mounts=_mounts(env, writable))
+            result = jdk.exec(argv, (coverage_dir,) if coverage_dir is not None else ())
             report = read_reports(reports)
             exit_code, timed_out = result.exit_code, result.timed_out
             seconds += result.duration_s
             tail = (tail + result.output)[-4000:]
             if coverage_dir is not None and not timed_out:
-                entries = read_coverage(env, workspace, sandbox, coverage_dir, compiled, scratch,
-                                        timeout)
+                entries = read_coverage(jdk, coverage_dir, compiled)
                 # JaCoCo 0.8.6 cannot instrument some Java 17 classes (sealed types): they
                 # load uninstrumented, and their coverage is unknown, not empty
                 entries += [{"uninstrumented": m} for m in sorted(set(
@@ -392,20 +404,21 @@ def keep_baseline(cache: Path, baseline: Baseline) -> None:
         write_json(_path(cache, baseline.key), _dump(baseline))
 
 
-def cached_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                    repeats: int, test_timeout: float) -> Baseline | None:
-    path = _path(cache, baseline_key(snapshot, env, repeats, sandbox.name, test_timeout))
+def cached_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
+                    test_timeout: float) -> Baseline | None:
+    path = _path(runner.cache_dir, baseline_key(snapshot, runner.env, repeats,
+                                                runner.sandbox.name, test_timeout))
     return _load(path) if path.is_file() else None
 
 
-def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                 repeats: int, timeout: float, test_timeout: float) -> Baseline:
-    """The suite `max(2, repeats)` times; the first two with per-test coverage (JaCoCo and
-    the listener), merged."""
-    cached = cached_baseline(snapshot, env, sandbox, cache, repeats=repeats,
-                             test_timeout=test_timeout)
+def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
+                 test_timeout: float) -> Baseline:
+    """The suite `max(2, repeats)` times, each within `runner.timeout`; the first two with
+    per-test coverage (JaCoCo and the listener), merged."""
+    cached = cached_baseline(snapshot, runner, repeats=repeats, test_timeout=test_timeout)
     if cached is not None:
         return cached
+    env, sandbox, timeout, cache = runner.env, runner.sandbox, runner.timeout, runner.cache_dir
     key = baseline_key(snapshot, env, repeats, sandbox.name, test_timeout)
     runs: list[TestRun] = []
     test_map: TestMap = {}
@@ -467,19 +480,15 @@ def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: 
     return baseline
 
 
-def read_coverage(env: Environment, workspace: Path, sandbox: Sandbox, coverage: Path,
-                  compiled: Compiled, scratch: Path, timeout: float) -> list[dict]:
+def read_coverage(jdk: JdkRun, coverage: Path, compiled: Compiled) -> list[dict]:
     """The listener's exec files as covered lines per test (`CoverageReader`; each test gets
     its containers' data too: class-level setup runs for its tests), analysed against the
     classes the run used; what ran outside any test has the id ""."""
-    home = scratch / "home"
-    home.mkdir(exist_ok=True)
-    out = scratch / "coverage.jsonl"
+    out = jdk.scratch / "coverage.jsonl"
     argv = [str(jdk_home() / "bin" / "java"), "-Xmx512m", f"-Dtaskforge.coverage.out={out}",
-            "-cp", reader_classpath(env), "taskforge.java.CoverageReader", str(coverage),
+            "-cp", reader_classpath(jdk.env), "taskforge.java.CoverageReader", str(coverage),
             str(compiled.classes), "--with-ancestors"]
-    result = sandbox.exec(argv, workspace=workspace, env=variables(home), timeout=timeout,
-                          mounts=_mounts(env, (scratch, coverage)))
+    result = jdk.exec(argv, (coverage,))
     entries = []
     text = out.read_text(encoding="utf-8", errors="replace") if out.is_file() else ""
     for line in text.splitlines():
@@ -513,6 +522,6 @@ def _load(path: Path) -> Baseline:
                     coverage=coverage, subprocess_lines=subprocess_lines)
 
 
-__all__ = ["Compiled", "Report", "collected_ids", "compile_tree", "run_baseline", "run_tests",
+__all__ = ["Compiled", "JdkRun", "Report", "collected_ids", "compile_tree", "run_baseline", "run_tests",
            "test_id"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from taskforge.cache import digest, read_json, write_json
 from taskforge.errors import UserError
-from taskforge.languages.base import import_errors_line
+from taskforge.languages.base import Runner, import_errors_line
 from taskforge.languages.javascript.env import node_binary
 from taskforge.languages.javascript.files import is_test_file
 from taskforge.languages.javascript.runners import JsTestRunner, Report, runner_named
@@ -163,20 +163,21 @@ def keep_baseline(cache: Path, baseline: Baseline) -> None:
         write_json(_path(cache, baseline.key), _dump(baseline))
 
 
-def cached_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                    repeats: int, test_timeout: float) -> Baseline | None:
-    path = _path(cache, baseline_key(snapshot, env, repeats, sandbox.name, test_timeout))
+def cached_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
+                    test_timeout: float) -> Baseline | None:
+    path = _path(runner.cache_dir, baseline_key(snapshot, runner.env, repeats,
+                                                runner.sandbox.name, test_timeout))
     return _load(path) if path.is_file() else None
 
 
-def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                 repeats: int, timeout: float, test_timeout: float) -> Baseline:
-    """The suite `max(2, repeats)` times, the second in reverse file order (runners that
-    can); the first two record per-test coverage, merged."""
-    cached = cached_baseline(snapshot, env, sandbox, cache, repeats=repeats,
-                             test_timeout=test_timeout)
+def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
+                 test_timeout: float) -> Baseline:
+    """The suite `max(2, repeats)` times, each within `runner.timeout`, the second in
+    reverse file order (runners that can); the first two record per-test coverage, merged."""
+    cached = cached_baseline(snapshot, runner, repeats=repeats, test_timeout=test_timeout)
     if cached is not None:
         return cached
+    env, sandbox, timeout, cache = runner.env, runner.sandbox, runner.timeout, runner.cache_dir
     key = baseline_key(snapshot, env, repeats, sandbox.name, test_timeout)
     runs: list[TestRun] = []
     measured: list[tuple[Path, Report]] = []

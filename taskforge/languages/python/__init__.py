@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from taskforge.languages.base import GradedRun, Language, Prepared, Screened, ScreenRequest
+from taskforge.languages.base import GradedRun, Language, Prepared, Runner, Screened, ScreenRequest
 from taskforge.languages.python.files import is_protected, is_test_file
 from taskforge.languages.strategy import Project, Strategy
 from taskforge.model import Baseline, Environment, EnvSpec, Snapshot, SourceSpec, TaskRecord, TestRun
@@ -100,19 +100,17 @@ class PythonLanguage(Language):
 
         return collected_ids(workspace, env, sandbox, timeout=timeout)
 
-    def baseline(self, snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                 repeats: int, timeout: float, test_timeout: float) -> Baseline:
+    def baseline(self, snapshot: Snapshot, runner: Runner, *, repeats: int,
+                 test_timeout: float) -> Baseline:
         from taskforge.languages.python.testing.baseline import run_baseline
 
-        return run_baseline(snapshot, env, sandbox, cache, repeats=repeats, timeout=timeout,
-                            test_timeout=test_timeout)
+        return run_baseline(snapshot, runner, repeats=repeats, test_timeout=test_timeout)
 
-    def cached_baseline(self, snapshot: Snapshot, env: Environment, sandbox: Sandbox,
-                        cache: Path, *, repeats: int, test_timeout: float) -> Baseline | None:
+    def cached_baseline(self, snapshot: Snapshot, runner: Runner, *, repeats: int,
+                        test_timeout: float) -> Baseline | None:
         from taskforge.languages.python.testing.baseline import cached_baseline
 
-        return cached_baseline(snapshot, env, sandbox, cache, repeats=repeats,
-                               test_timeout=test_timeout)
+        return cached_baseline(snapshot, runner, repeats=repeats, test_timeout=test_timeout)
 
     def keep_baseline(self, cache: Path, baseline: Baseline) -> None:
         from taskforge.languages.python.testing.baseline import keep_baseline
@@ -136,17 +134,16 @@ class PythonLanguage(Language):
     def screen(self, request: ScreenRequest) -> dict[str, Screened]:
         from taskforge.languages.python.testing.screen import screen_candidates
 
-        return screen_candidates(request)
+        return screen_candidates(request, Runner(self, request.env, request.sandbox,
+                                                 request.timeout, cache=request.cache))
 
-    def prepare_workspace(self, workspace: Path, snapshot: Snapshot, env: Environment,
-                          changed: Collection[str], sandbox: Sandbox, cache: Path,
-                          timeout: float) -> None:
+    def set_up_workspace(self, workspace: Path, snapshot: Snapshot, changed: Collection[str],
+                         runner: Runner) -> None:
         # The snapshot's bytecode for the files the deletion left alone (testing/bytecode.py):
         # the tests' imports then cost what they cost in the baseline.
         from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode
 
-        seed_bytecode(workspace, snapshot_bytecode(snapshot, env, sandbox, cache,
-                                                   timeout=timeout), changed)
+        seed_bytecode(workspace, snapshot_bytecode(snapshot, runner), changed)
 
     # -- files and grading -----------------------------------------------------------------
 
@@ -157,9 +154,7 @@ class PythonLanguage(Language):
         return is_protected(rel)
 
     def grade_run(self, record: TaskRecord, solution: Path, snapshot_root: Path,
-                  env: Environment, sandbox: Sandbox, cache: Path, *, timeout: float,
-                  checks: bool) -> GradedRun:
+                  runner: Runner, *, checks: bool) -> GradedRun:
         from taskforge.languages.python.grading.run import grade_run
 
-        return grade_run(record, solution, snapshot_root, env, sandbox, cache,
-                         timeout=timeout, checks=checks)
+        return grade_run(record, solution, snapshot_root, runner, checks=checks)

@@ -28,12 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskforge.languages.base import GradedRun
+from taskforge.languages.base import GradedRun, Runner
 from taskforge.languages.java.files import MAIN_DIR, is_protected, is_test_file
 from taskforge.languages.java.testing import class_of, file_of, run_tests
-from taskforge.model import Environment, Finding
+from taskforge.model import Finding
 from taskforge.patches import created_files
-from taskforge.sandbox import Sandbox
 from taskforge.workspace import scratch_dir
 
 # Left out of the grading copy: version control; build outputs and tool state outside the
@@ -220,18 +219,18 @@ def canary_findings(canaries: list[Canary], outcomes: Mapping[str, str]) -> list
     return findings
 
 
-def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, env: Environment,
-              sandbox: Sandbox, cache: Path, *, timeout: float, checks: bool) -> GradedRun:
+def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, runner: Runner, *,
+              checks: bool) -> GradedRun:
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
-    with scratch_dir(cache, prefix="grade-") as scratch:
+    with scratch_dir(runner.cache_dir, prefix="grade-") as scratch:
         copy = scratch / "workspace"
         tampered = copy_solution(solution, copy, tree_files(snapshot_root))
         tampered += restore_protected(copy, snapshot_root,
                                       set(created_files(record.get("test_patch", ""))))
         findings = runner_tampering(copy)
         canaries = plant_canaries(copy, expected) if checks else []
-        run = run_tests(env, copy, sandbox, timeout=timeout,
+        run = run_tests(runner.env, copy, runner.sandbox, timeout=runner.timeout,
                         select=expected + [c.test_id for c in canaries])
     if checks and not run.timed_out:
         findings += canary_findings(canaries, run.outcomes)

@@ -12,13 +12,12 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from taskforge.languages.base import GradedRun
+from taskforge.languages.base import GradedRun, Runner
 from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.javascript.grading.files import copy_solution, restore_protected, tree_files
 from taskforge.languages.javascript.testing import run_tests
-from taskforge.model import Environment, TaskRecord
+from taskforge.model import TaskRecord
 from taskforge.patches import created_files
-from taskforge.sandbox import Sandbox
 from taskforge.workspace import scratch_dir
 
 
@@ -28,18 +27,19 @@ def _snapshot_files(root: Path) -> frozenset[str]:
     return frozenset(tree_files(root))
 
 
-def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, env: Environment,
-              sandbox: Sandbox, cache: Path, *, timeout: float, checks: bool) -> GradedRun:
+def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: Runner, *,
+              checks: bool) -> GradedRun:
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
+    env = runner.env
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
-    with scratch_dir(cache, prefix="grade-") as scratch:
+    with scratch_dir(runner.cache_dir, prefix="grade-") as scratch:
         copy = scratch / "workspace"
         tampered = copy_solution(solution, copy)
         tampered += restore_protected(copy, snapshot_root, set(_snapshot_files(snapshot_root)),
                                       tree_files(copy),
                                       hidden=created_files(record.get("test_patch", "")))
         canaries = plant_canaries(copy, expected, env.spec.test_command[0]) if checks else []
-        run, _report = run_tests(env, copy, sandbox, timeout=timeout,
+        run, _report = run_tests(env, copy, runner.sandbox, timeout=runner.timeout,
                                  select=expected + [c.test_id for c in canaries])
     findings = canary_findings(canaries, run.outcomes, set(run.collection_errors)) \
         if checks and not run.timed_out else []

@@ -17,7 +17,7 @@ import functools
 import json
 from pathlib import Path
 
-from taskforge.languages.base import GradedRun
+from taskforge.languages.base import GradedRun, Runner
 from taskforge.languages.python.files import is_protected
 from taskforge.languages.python.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.python.grading.files import (
@@ -30,9 +30,8 @@ from taskforge.languages.python.grading.installed import installed_modules, pyte
 from taskforge.languages.python.grading.integrity import channel_findings, new_key, read_channel
 from taskforge.languages.python.grading.static import scan_solution
 from taskforge.languages.python.testing.runner import run_tests
-from taskforge.model import Environment, Finding, TaskRecord, TestRun
+from taskforge.model import Finding, TaskRecord, TestRun
 from taskforge.patches import created_files
-from taskforge.sandbox import Sandbox
 from taskforge.workspace import scratch_dir
 
 
@@ -42,12 +41,13 @@ def _snapshot_files(root: Path) -> frozenset[str]:
     return frozenset(tree_files(root))
 
 
-def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, env: Environment,
-              sandbox: Sandbox, cache: Path, *, timeout: float, checks: bool) -> GradedRun:
+def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: Runner, *,
+              checks: bool) -> GradedRun:
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
+    env = runner.env
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
     snapshot_files = set(_snapshot_files(snapshot_root))
-    with scratch_dir(cache, prefix="grade-") as scratch:
+    with scratch_dir(runner.cache_dir, prefix="grade-") as scratch:
         copy = scratch / "workspace"
         tampered = copy_solution(solution, copy)
         tampered += restore_protected(copy, snapshot_root, snapshot_files, tree_files(copy),
@@ -71,7 +71,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, env: Envi
             key = new_key(audit)
             variables["TASKFORGE_INTEGRITY"] = str(audit)
         selected = expected + [c.node_id for c in canaries]
-        run = run_tests(env, copy, sandbox, timeout=timeout, select=selected,
+        run = run_tests(env, copy, runner.sandbox, timeout=runner.timeout, select=selected,
                         extra_env=variables, writable=(audit,))
         findings += _runtime_findings(audit / "findings.jsonl", run)
         if checks and not run.timed_out:

@@ -14,11 +14,10 @@ from pathlib import Path
 
 from taskforge.cache import digest, read_json, write_json
 from taskforge.errors import UserError
-from taskforge.languages.base import TEST_TIMEOUT, import_errors_line
+from taskforge.languages.base import TEST_TIMEOUT, Runner, import_errors_line
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.languages.python.testing.testmap import MapProbe, merge_test_maps, tracer_for
 from taskforge.model import Baseline, Environment, Snapshot, TestRun
-from taskforge.sandbox import Sandbox
 from taskforge.workspace import scratch_copy, scratch_dir
 
 # 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+.
@@ -46,18 +45,20 @@ def keep_baseline(cache: Path, baseline: Baseline) -> None:
         write_json(_path(cache, baseline.key), _dump(baseline))
 
 
-def cached_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                    repeats: int, test_timeout: float = TEST_TIMEOUT) -> Baseline | None:
-    path = _path(cache, baseline_key(snapshot, env, repeats, sandbox.name, test_timeout))
+def cached_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
+                    test_timeout: float = TEST_TIMEOUT) -> Baseline | None:
+    path = _path(runner.cache_dir, baseline_key(snapshot, runner.env, repeats,
+                                                runner.sandbox.name, test_timeout))
     return _load(path) if path.is_file() else None
 
 
-def run_baseline(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                 repeats: int, timeout: float, test_timeout: float = TEST_TIMEOUT) -> Baseline:
-    cached = cached_baseline(snapshot, env, sandbox, cache, repeats=repeats,
-                             test_timeout=test_timeout)
+def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
+                 test_timeout: float = TEST_TIMEOUT) -> Baseline:
+    """The suite `max(2, repeats)` times, each run within `runner.timeout`."""
+    cached = cached_baseline(snapshot, runner, repeats=repeats, test_timeout=test_timeout)
     if cached is not None:
         return cached
+    env, sandbox, timeout, cache = runner.env, runner.sandbox, runner.timeout, runner.cache_dir
     key = baseline_key(snapshot, env, repeats, sandbox.name, test_timeout)
     path = _path(cache, key)
     runs: list[TestRun] = []

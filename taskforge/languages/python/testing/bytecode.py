@@ -23,32 +23,30 @@ from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
 from taskforge.cache import build_once, digest
+from taskforge.languages.base import Runner
 from taskforge.languages.python.testing.runner import run_tests
-from taskforge.model import Environment, Snapshot
-from taskforge.sandbox import Sandbox
+from taskforge.model import Snapshot
 from taskforge.workspace import scratch_copy
 
 FORMAT = 1
 PYCACHE = "__pycache__"
 
 
-def snapshot_bytecode(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path, *,
-                      timeout: float) -> Path:
+def snapshot_bytecode(snapshot: Snapshot, runner: Runner) -> Path:
     """The directory (a tree of `__pycache__` dirs mirroring the snapshot) of the snapshot's
-    bytecode for `env`; built on first use."""
-    key = digest("bytecode", FORMAT, snapshot.id, env.key, sandbox.name)[:32]
-    final = cache / "bytecode" / key
+    bytecode for `runner.env`, in `runner.cache`; built on first use."""
+    key = digest("bytecode", FORMAT, snapshot.id, runner.env.key, runner.sandbox.name)[:32]
+    final = runner.cache_dir / "bytecode" / key
     final.parent.mkdir(parents=True, exist_ok=True)
-    return build_once(final, lambda staging: _build(snapshot, env, sandbox, cache, staging,
-                                                    timeout))
+    return build_once(final, lambda staging: _build(snapshot, runner, staging))
 
 
-def _build(snapshot: Snapshot, env: Environment, sandbox: Sandbox, cache: Path,
-           staging: Path, timeout: float) -> None:
-    with scratch_copy(snapshot.root, cache, prefix="bytecode-") as workspace:
+def _build(snapshot: Snapshot, runner: Runner, staging: Path) -> None:
+    env = runner.env
+    with scratch_copy(snapshot.root, runner.cache_dir, prefix="bytecode-") as workspace:
         # An empty PYTHONDONTWRITEBYTECODE lets pytest write its rewritten test modules.
-        run_tests(env, workspace, sandbox, timeout=timeout, extra_args=["--collect-only"],
-                  extra_env={"PYTHONDONTWRITEBYTECODE": ""})
+        run_tests(env, workspace, runner.sandbox, timeout=runner.timeout,
+                  extra_args=["--collect-only"], extra_env={"PYTHONDONTWRITEBYTECODE": ""})
         rewritten = [p for p in _pycache_files(workspace) if "-pytest-" in p.name]
         for pyc in rewritten:
             _copy(workspace / pyc, staging / pyc)

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskforge.errors import Rejected
-from taskforge.languages.base import NOT_SCREENED, Screened, ScreenRequest, null_rejection
+from taskforge.languages.base import NOT_SCREENED, Runner, Screened, ScreenRequest, null_rejection
 from taskforge.languages.python.delete.project import PythonProject
 from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode
 from taskforge.languages.python.testing.runner import run_tests
-from taskforge.model import Candidate, Environment, Outcome
-from taskforge.sandbox import Sandbox
+from taskforge.model import Candidate, Outcome
 from taskforge.workspace import scratch_copy, scratch_dir
 
 # The trivial solutions, by the name `Strategy.apply(body=...)` knows them: the text each puts
@@ -65,13 +64,14 @@ class ScreenResult:
         return [t for t in tests if len({r.get(t) == "passed" for r in self.runs}) > 1]
 
 
-def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, env: Environment, sandbox: Sandbox,
-           cache: Path, *, timeout: float, bytecode: Path | None = None
-           ) -> dict[str, ScreenResult]:
+def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, runner: Runner, *,
+           bytecode: Path | None = None) -> dict[str, ScreenResult]:
     """Run every job in one forking pytest process over a copy of the original tree (with
-    the snapshot's `bytecode`, when given: see `taskforge.languages.python.testing.bytecode`)."""
+    the snapshot's `bytecode`, when given: see `taskforge.languages.python.testing.bytecode`);
+    `runner.timeout` is a job's run time when the job gives none."""
     if not jobs:
         return {}
+    timeout, cache = runner.timeout, runner.cache_dir
     with scratch_copy(snapshot_root, cache, prefix="screen-") as workspace, \
             scratch_dir(cache, prefix="screen-io-") as io:
         if bytecode is not None:
@@ -87,7 +87,7 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, env: Environment, san
         tests = sorted({t for job in jobs for t in job.tests})
         total = sum((job.timeout or timeout) * (job.repeats + len(job.then))
                     for job in jobs) + 60
-        server = run_tests(env, workspace, sandbox, timeout=total, select=tests,
+        server = run_tests(runner.env, workspace, runner.sandbox, timeout=total, select=tests,
                   extra_args=["-p", SCREEN_PLUGIN],
                   extra_env={"TASKFORGE_SCREEN": str(jobs_file),
                              "TASKFORGE_SCREEN_OUT": str(out_file),
@@ -112,14 +112,14 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, env: Environment, san
     return results
 
 
-def screen_candidates(request: ScreenRequest) -> dict[str, Screened]:
+def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Screened]:
     """Screen candidates with the forking fast path: the task state `repeats - 1` times (at
     least once; the confirmation runs it once more), then each trivial solution and the
-    original code once on the tests that failed."""
+    original code once on the tests that failed. `runner`: the request's environment,
+    sandbox, time limit and cache."""
 
     req = request
-    candidates, repeats, timeout, sandbox, cache, pool = (req.candidates, req.repeats, req.timeout,
-                                                          req.sandbox, req.cache, req.pool)
+    candidates, repeats, timeout, pool = req.candidates, req.repeats, runner.timeout, req.pool
     durations = req.baseline.durations
     project = PythonProject(req.snapshot.root, req.env.pythonpath) \
         if not isinstance(req.project, PythonProject) else req.project
@@ -154,11 +154,9 @@ def screen_candidates(request: ScreenRequest) -> dict[str, Screened]:
         results: dict[tuple[str, str], ScreenResult] = {}
         if not chunks:
             return results
-        bytecode = snapshot_bytecode(req.snapshot, req.env, sandbox, cache,
-                                     timeout=timeout)
+        bytecode = snapshot_bytecode(req.snapshot, runner)
         for _chunk, found in pool.map_unordered(
-                lambda chunk: screen(chunk, req.snapshot.root, req.env, sandbox, cache,
-                                     timeout=timeout, bytecode=bytecode), chunks,
+                lambda chunk: screen(chunk, req.snapshot.root, runner, bytecode=bytecode), chunks,
                 needs=(req.snapshot.root.parent, req.env.venv.parent, bytecode)):
             results.update({tuple(job_id.split("\0")): r for job_id, r in found.items()})
         return results

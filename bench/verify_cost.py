@@ -119,9 +119,10 @@ class TimedRunner(Runner):
 
     notes: list[Note] = dataclasses.field(default_factory=list)
 
-    def run(self, workspace: Path, select: Iterable[str] | None = None) -> TestRun:
+    def run(self, workspace: Path, select: Iterable[str] | None = None, *,
+            first_failure: bool = False) -> TestRun:
         started = time.monotonic()
-        run = super().run(workspace, select)
+        run = super().run(workspace, select, first_failure=first_failure)
         kind = "trivial" if "null-" in workspace.parent.name else "run"
         self.notes.append((kind, time.monotonic() - started, run.pytest_seconds))
         return run
@@ -142,7 +143,7 @@ class TimedVerifier(Verifier):
     @property
     def runner(self) -> Runner:
         return TimedRunner(self.source.language, self.source.env, self.sandbox, self.timeout,
-                           self.notes)
+                           self.notes, cache=self.cache)
 
 
 @dataclasses.dataclass
@@ -349,9 +350,9 @@ def reverify_pass(records: list[dict[str, Any]], box: Sandbox, cache: Path) -> l
                 t0 = time.monotonic()
                 task = Task(record=record, directory=directory, cache=cache)
                 runner = TimedRunner(language_of(record), task.environment(), box,
-                                     REVERIFY_TIMEOUT, notes)
+                                     REVERIFY_TIMEOUT, notes, cache=cache)
                 result.problems[full_suite] = reverify(record, task.snapshot_root(), runner,
-                                                       cache, full_suite=full_suite)
+                                                       full_suite=full_suite)
                 result.seconds[full_suite] = time.monotonic() - t0
                 result.fresh[full_suite] = seconds_by_kind(notes)
                 for problem in result.problems[full_suite]:

@@ -69,7 +69,7 @@ class Task:
         from taskforge.verify.reverify import reverify
 
         return reverify(self.record, self.snapshot_root(), self.runner(sandbox, timeout=timeout),
-                        self._cache(), full_suite=full_suite)
+                        full_suite=full_suite)
 
     def runner(self, sandbox: Sandbox, *, timeout: float = 300.0) -> Runner:
         """How this task's tests run: its language and environment (rebuilt on first use),

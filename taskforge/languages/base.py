@@ -118,21 +118,12 @@ class Runner:
     env: Environment
     sandbox: Sandbox
     timeout: float
-    # None only for a runner that runs and collects tests and nothing else (verify/confirm.py
-    # still builds its `Verifier.runner` so); every step that keeps or scratches something
-    # asks `cache_dir`.
-    cache: Path | None = field(default=None, kw_only=True)
+    cache: Path = field(kw_only=True)
 
-    @property
-    def cache_dir(self) -> Path:
-        """`cache`, for the steps that need one: a runner made without it cannot take them."""
-        if self.cache is None:
-            raise ValueError("this Runner was made without a cache (Runner(..., cache=...))")
-        return self.cache
-
-    def run(self, workspace: Path, select: Iterable[str] | None = None) -> TestRun:
+    def run(self, workspace: Path, select: Iterable[str] | None = None, *,
+            first_failure: bool = False) -> TestRun:
         return self.language.run_tests(self.env, workspace, self.sandbox, timeout=self.timeout,
-                                       select=select)
+                                       select=select, first_failure=first_failure)
 
     def collect(self, workspace: Path) -> set[str]:
         return self.language.collect(self.env, workspace, self.sandbox, timeout=self.timeout)
@@ -182,9 +173,12 @@ class Language(abc.ABC):
 
     @abc.abstractmethod
     def run_tests(self, env: Environment, workspace: Path, sandbox: Sandbox, *,
-                  timeout: float, select: Iterable[str] | None = None) -> TestRun:
+                  timeout: float, select: Iterable[str] | None = None,
+                  first_failure: bool = False) -> TestRun:
         """Run the suite, or only the test ids in `select`, in `workspace`; results come from
-        the runner's machine-readable report. A selected id that did not report failed."""
+        the runner's machine-readable report. A selected id that did not report failed.
+        `first_failure`: the caller only needs to know whether every test passes, so a runner
+        that can stop at the first test that does not pass may (the rest then did not pass)."""
 
     @abc.abstractmethod
     def collect(self, env: Environment, workspace: Path, sandbox: Sandbox, *,
@@ -235,15 +229,6 @@ class Language(abc.ABC):
         """Make a materialized task workspace ready for verification runs (no agent sees it;
         `changed`: the files the deletion changed): nothing by default."""
         return None
-
-    def prepare_workspace(self, workspace: Path, snapshot: Snapshot, env: Environment,
-                          changed: Collection[str], sandbox: Sandbox, cache: Path,
-                          timeout: float) -> None:
-        """`set_up_workspace` with its runner spelled out: kept only while
-        verify/confirm.py calls this form. Languages override `set_up_workspace`; remove this
-        once confirm.py passes its `Verifier.runner` (made with `cache=`) there."""
-        self.set_up_workspace(workspace, snapshot, changed,
-                              Runner(self, env, sandbox, timeout, cache=cache))
 
     # -- files and grading -----------------------------------------------------------------
 

@@ -89,7 +89,8 @@ class Verifier:
 
     @property
     def runner(self) -> Runner:
-        return Runner(self.source.language, self.source.env, self.sandbox, self.timeout)
+        return Runner(self.source.language, self.source.env, self.sandbox, self.timeout,
+                      cache=self.cache)
 
     def screen(self, candidates: list[Candidate], pool: Any) -> dict[str, Screened]:
         """The language's fast path over `candidates` (its verdicts by candidate key)."""
@@ -105,8 +106,7 @@ class Verifier:
         alone): only verification runs in it, no agent."""
         source = self.source
         workspace, _ = materialize(deletion_patch, source.snapshot.root, dest)
-        source.language.prepare_workspace(workspace, source.snapshot, source.env, changed,
-                                          self.sandbox, self.cache, self.timeout)
+        source.language.set_up_workspace(workspace, source.snapshot, changed, self.runner)
         return workspace
 
     def null_solutions(self, strategy: Strategy, candidate: Candidate,

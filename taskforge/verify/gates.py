@@ -27,8 +27,10 @@ __all__ = ["collection_gate", "leak_scan_gate", "null_rejection", "scan_gate",
 
 def score_null_solution(workspace: Path, fail_to_pass: list[str],
                         runner: Runner) -> dict[str, int]:
-    """How many FAIL_TO_PASS tests a trivial solution, in `workspace`, passes."""
-    run = runner.run(workspace, select=fail_to_pass)
+    """How many FAIL_TO_PASS tests a trivial solution, in `workspace`, passes: the run stops
+    at its first test that does not pass (that one already decides: no trivial solution), so
+    `passed` counts those before it, as the screen's does."""
+    run = runner.run(workspace, select=fail_to_pass, first_failure=True)
     return {"passed": len(run.passed() & set(fail_to_pass)), "of": len(fail_to_pass)}
 
 

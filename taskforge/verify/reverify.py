@@ -24,11 +24,11 @@ from taskforge.verify.protocol import collection_breaks, label_tests
 from taskforge.workspace import warm_dir
 
 
-def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, cache: Path, *,
+def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, *,
              full_suite: bool = False) -> list[str]:
     """The problems found, each `gate: what` (empty: verified). `full_suite`: the labels of
     every FAIL_TO_PASS and PASS_TO_PASS test, not only the tests verification ran."""
-    check = _Reverify(dict(record), snapshot_root, runner, cache)
+    check = _Reverify(dict(record), snapshot_root, runner)
     found: dict[str, list[str]] = {}
 
     def gate(name: str, run: Callable[[], list[str]]) -> None:
@@ -37,7 +37,7 @@ def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, cache: Pat
         except Rejected as why:
             found[name] = [str(why)]
 
-    with warm_dir(cache, prefix="reverify-") as scratch:
+    with warm_dir(runner.cache, prefix="reverify-") as scratch:
         # One fresh materialization, exactly as the agent gets it: the leak scan reads it
         # before anything has run there; then, its hidden tests back, the collection check
         # and the labels run in it (a collect-only run changes nothing a test sees).
@@ -54,9 +54,8 @@ GATES = ("labels", "trivial-solution", "collection-breaks", "leak-scan")  # in r
 
 
 class _Reverify:
-    def __init__(self, record: TaskRecord, snapshot_root: Path, runner: Runner,
-                 cache: Path) -> None:
-        self.record, self.root, self.runner, self.cache = record, snapshot_root, runner, cache
+    def __init__(self, record: TaskRecord, snapshot_root: Path, runner: Runner) -> None:
+        self.record, self.root, self.runner = record, snapshot_root, runner
 
     def labels(self, workspace: Path, full_suite: bool) -> list[str]:
         record = self.record
@@ -85,7 +84,7 @@ class _Reverify:
         for body in language.null_bodies:
             null = {**self.record,
                     "deletion_patch": language.with_null_body(self.record["deletion_patch"], body)}
-            with warm_dir(self.cache, prefix="reverify-null-") as scratch:
+            with warm_dir(self.runner.cache, prefix="reverify-null-") as scratch:
                 workspace, _removed = materialize_record(null, self.root, scratch / "workspace")
                 apply_patch(workspace, null.get("test_patch") or "")
                 nulls[body] = score_null_solution(workspace, f2p, self.runner)

@@ -76,9 +76,11 @@ class JavaLanguage(Language):
     # -- tests -----------------------------------------------------------------------------
 
     def run_tests(self, env: Environment, workspace: Path, sandbox: Sandbox, *,
-                  timeout: float, select: Iterable[str] | None = None) -> TestRun:
+                  timeout: float, select: Iterable[str] | None = None,
+                  first_failure: bool = False) -> TestRun:
         from taskforge.languages.java.testing import run_tests
 
+        # every test runs even with `first_failure`: a cost, not a difference in results
         return run_tests(env, workspace, sandbox, timeout=timeout, select=select)
 
     def collect(self, env: Environment, workspace: Path, sandbox: Sandbox, *,

@@ -125,9 +125,11 @@ class JavaScriptLanguage(Language):
     # -- tests -----------------------------------------------------------------------------
 
     def run_tests(self, env: Environment, workspace: Path, sandbox: Sandbox, *,
-                  timeout: float, select: Iterable[str] | None = None) -> TestRun:
+                  timeout: float, select: Iterable[str] | None = None,
+                  first_failure: bool = False) -> TestRun:
         from taskforge.languages.javascript.testing import run_tests
 
+        # every test runs even with `first_failure`: a cost, not a difference in results
         return run_tests(env, workspace, sandbox, timeout=timeout, select=select)[0]
 
     def collect(self, env: Environment, workspace: Path, sandbox: Sandbox, *,

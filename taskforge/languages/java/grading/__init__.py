@@ -223,7 +223,7 @@ def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, ru
               checks: bool) -> GradedRun:
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
-    with scratch_dir(runner.cache_dir, prefix="grade-") as scratch:
+    with scratch_dir(runner.cache, prefix="grade-") as scratch:
         copy = scratch / "workspace"
         tampered = copy_solution(solution, copy, tree_files(snapshot_root))
         tampered += restore_protected(copy, snapshot_root,

@@ -32,7 +32,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
     env = runner.env
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
-    with scratch_dir(runner.cache_dir, prefix="grade-") as scratch:
+    with scratch_dir(runner.cache, prefix="grade-") as scratch:
         copy = scratch / "workspace"
         tampered = copy_solution(solution, copy)
         tampered += restore_protected(copy, snapshot_root, set(_snapshot_files(snapshot_root)),

@@ -47,7 +47,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
     env = runner.env
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
     snapshot_files = set(_snapshot_files(snapshot_root))
-    with scratch_dir(runner.cache_dir, prefix="grade-") as scratch:
+    with scratch_dir(runner.cache, prefix="grade-") as scratch:
         copy = scratch / "workspace"
         tampered = copy_solution(solution, copy)
         tampered += restore_protected(copy, snapshot_root, snapshot_files, tree_files(copy),

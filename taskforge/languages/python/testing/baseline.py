@@ -47,7 +47,7 @@ def keep_baseline(cache: Path, baseline: Baseline) -> None:
 
 def cached_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
                     test_timeout: float = TEST_TIMEOUT) -> Baseline | None:
-    path = _path(runner.cache_dir, baseline_key(snapshot, runner.env, repeats,
+    path = _path(runner.cache, baseline_key(snapshot, runner.env, repeats,
                                                 runner.sandbox.name, test_timeout))
     return _load(path) if path.is_file() else None
 
@@ -58,7 +58,7 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
     cached = cached_baseline(snapshot, runner, repeats=repeats, test_timeout=test_timeout)
     if cached is not None:
         return cached
-    env, sandbox, timeout, cache = runner.env, runner.sandbox, runner.timeout, runner.cache_dir
+    env, sandbox, timeout, cache = runner.env, runner.sandbox, runner.timeout, runner.cache
     key = baseline_key(snapshot, env, repeats, sandbox.name, test_timeout)
     path = _path(cache, key)
     runs: list[TestRun] = []

@@ -36,14 +36,14 @@ def snapshot_bytecode(snapshot: Snapshot, runner: Runner) -> Path:
     """The directory (a tree of `__pycache__` dirs mirroring the snapshot) of the snapshot's
     bytecode for `runner.env`, in `runner.cache`; built on first use."""
     key = digest("bytecode", FORMAT, snapshot.id, runner.env.key, runner.sandbox.name)[:32]
-    final = runner.cache_dir / "bytecode" / key
+    final = runner.cache / "bytecode" / key
     final.parent.mkdir(parents=True, exist_ok=True)
     return build_once(final, lambda staging: _build(snapshot, runner, staging))
 
 
 def _build(snapshot: Snapshot, runner: Runner, staging: Path) -> None:
     env = runner.env
-    with scratch_copy(snapshot.root, runner.cache_dir, prefix="bytecode-") as workspace:
+    with scratch_copy(snapshot.root, runner.cache, prefix="bytecode-") as workspace:
         # An empty PYTHONDONTWRITEBYTECODE lets pytest write its rewritten test modules.
         run_tests(env, workspace, runner.sandbox, timeout=runner.timeout,
                   extra_args=["--collect-only"], extra_env={"PYTHONDONTWRITEBYTECODE": ""})

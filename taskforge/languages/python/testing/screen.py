@@ -71,7 +71,7 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, runner: Runner, *,
     `runner.timeout` is a job's run time when the job gives none."""
     if not jobs:
         return {}
-    timeout, cache = runner.timeout, runner.cache_dir
+    timeout, cache = runner.timeout, runner.cache
     with scratch_copy(snapshot_root, cache, prefix="screen-") as workspace, \
             scratch_dir(cache, prefix="screen-io-") as io:
         if bytecode is not None:

@@ -9,7 +9,7 @@ every byte outside the deleted span stays as it was.
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -104,3 +104,33 @@ class Strategy(abc.ABC):
 
         `body` names what stands where code was deleted: "raise" (the task), or one of the
         trivial solutions "pass" and "return-none" that a task must not reward."""
+
+
+def cluster_depths(entry: str, calls: dict[str, str], refs: dict[str, set[str]],
+                   keeps: Callable[[str, set[str]], bool]) -> dict[str, int]:
+    """A feature cluster's members by call depth from `entry` (depth 0), for any language.
+
+    `calls`: each helper that may join (qualified name -> the word a call to it uses: a plain
+    name, or `.name` for a method); `refs`: the words each function's body uses. Members are
+    the helpers `entry` reaches through calls; a helper that something outside the cluster
+    also uses (`keeps(helper, members)` is False) leaves it, with what only it reached, until
+    the cluster holds still."""
+    def reach(among: set[str]) -> dict[str, int]:
+        depth = {entry: 0}
+        frontier = [entry]
+        while frontier:
+            nxt = []
+            for owner in frontier:
+                names = refs.get(owner, set())
+                for q in sorted({q for q in among if calls[q] in names} - set(depth)):
+                    depth[q] = depth[owner] + 1
+                    nxt.append(q)
+            frontier = nxt
+        return depth
+
+    members = set(reach(set(calls)))
+    while True:
+        depth = reach({q for q in members - {entry} if keeps(q, members)})
+        if set(depth) == members:
+            return depth
+        members = set(depth)

@@ -46,7 +46,12 @@ from taskforge.languages.javascript.delete.syntax import (
     stub_block,
     text_of,
 )
-from taskforge.languages.strategy import SelectOptions, TaskOptions, make_candidate
+from taskforge.languages.strategy import (
+    SelectOptions,
+    TaskOptions,
+    cluster_depths,
+    make_candidate,
+)
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
 
 # Top-level statements that declare a name (inside `export` too), to tell a function with
@@ -214,33 +219,12 @@ def cluster_of(project: JavaScriptProject, path: str, refs: ModuleRefs,
                 not _decorated(function):
             pool[function.qualname] = (function, "." + _member_name(function))
 
-    def callees(owner: str, among: set[str]) -> set[str]:
-        names = refs.refs.get(owner, set())
-        return {q for q in among if pool[q][1] in names}
-
-    def reach(among: set[str]) -> dict[str, int]:
-        depth = {qualname: 0}
-        frontier = [qualname]
-        while frontier:
-            nxt = []
-            for owner in frontier:
-                for q in sorted(callees(owner, among) - set(depth)):
-                    depth[q] = depth[owner] + 1
-                    nxt.append(q)
-            frontier = nxt
-        return depth
-
     # Drop the helpers something outside the cluster uses, and what only they reached,
-    # until the cluster holds still (Python's fixed point).
-    members = set(reach(set(pool)))
-    while True:
-        helpers = members - {qualname}
-        kept = {q for q in helpers if _only_in(project, path, refs, pool[q][0], pool[q][1],
-                                               members)}
-        depth = reach(kept)
-        if set(depth) == members:
-            break
-        members = set(depth)
+    # until the cluster holds still (as Python's does).
+    depth = cluster_depths(qualname, {q: word for q, (_f, word) in pool.items()}, refs.refs,
+                           lambda q, members: _only_in(project, path, refs, pool[q][0],
+                                                       pool[q][1], members))
+    members = set(depth)
     if len(members) < 2:
         return None
     chosen = sorted((pool[q][0] for q in members - {qualname}), key=lambda f: f.node.start_byte)

@@ -24,7 +24,12 @@ from taskforge.languages.python.delete.scopes import (
     scopes_of,
 )
 from taskforge.languages.python.delete.syntax import body_statements, describe, is_trivial, quotable, stubbed
-from taskforge.languages.strategy import SelectOptions, TaskOptions, make_candidate
+from taskforge.languages.strategy import (
+    SelectOptions,
+    TaskOptions,
+    cluster_depths,
+    make_candidate,
+)
 from taskforge.model import Baseline, Candidate, DeletedSymbol, Deletion
 
 
@@ -64,30 +69,9 @@ def cluster_of(scopes: ModuleScopes, qualname: str) -> Cluster | None:
         elif owner == cls:
             pool[definition.qualname] = (definition, "." + definition.name)
 
-    def callees(owner: str, among: set[str]) -> set[str]:
-        names = scopes.refs.get(owner, set())
-        return {q for q in among if pool[q][1] in names}
-
-    def reach(among: set[str]) -> dict[str, int]:
-        depth = {qualname: 0}
-        frontier = [qualname]
-        while frontier:
-            nxt = []
-            for owner in frontier:
-                for q in sorted(callees(owner, among) - set(depth)):
-                    depth[q] = depth[owner] + 1
-                    nxt.append(q)
-            frontier = nxt
-        return depth
-
-    members = set(reach(set(pool)))
-    while True:
-        helpers = members - {qualname}
-        kept = {q for q in helpers if _only_in(scopes, pool[q][0], pool[q][1], members)}
-        depth = reach(kept)
-        if set(depth) == members:
-            break
-        members = set(depth)
+    depth = cluster_depths(qualname, {q: word for q, (_d, word) in pool.items()}, scopes.refs,
+                           lambda q, members: _only_in(scopes, pool[q][0], pool[q][1], members))
+    members = set(depth)
     if len(members) < 2:
         return None
     chosen = sorted((pool[q][0] for q in members - {qualname}), key=lambda d: d.first_line)

@@ -179,3 +179,20 @@ def test_only_workspaces_under_a_warm_root_run_warm(project: tuple[Path, Environ
         shutil.copytree(tree, scratch / "ws")
         off = run_tests(env, scratch / "ws", box, timeout=120)
     assert jobs_done() == before and off.outcomes == EXPECTED
+
+
+def test_past_the_cap_the_least_recently_used_zygote_ends(project: tuple[Path, Environment],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run over many sources (an environment each) keeps a bounded number of zygotes."""
+    tree, env = project
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    monkeypatch.setattr(zygote, "KEEP", 1)
+    first_box, second_box = require("none"), require("none")  # two sandboxes: two zygotes
+    with warm_dir(cache, prefix="test-") as scratch:
+        shutil.copytree(tree, scratch / "ws")
+        run_tests(env, scratch / "ws", first_box, timeout=120)
+        first = [z for z in zygote.ZYGOTES._all if z.sandbox is first_box]
+        assert len(first) == 1 and not first[0].broken
+        run_tests(env, scratch / "ws", second_box, timeout=120)
+    assert first[0].broken, "the older idle zygote was ended"
+    assert len(zygote.ZYGOTES._all) == 1

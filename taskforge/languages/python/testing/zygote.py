@@ -38,6 +38,9 @@ SERVER = Path(__file__).parent / "pytest_plugin" / "taskforge_zygote.py"
 LIFETIME = 24 * 3600.0  # the sandbox's own limit on a zygote; it ends with its host's jobs
 READY_SECONDS = 300.0  # the first start may build a docker environment image
 ANSWER_MARGIN = 60.0  # a result later than a run's timeout plus this: the zygote is broken
+# Zygotes kept alive at once (each a sandbox with an interpreter, ~40 MB): a run over many
+# sources ends the least recently used idle one past this.
+KEEP = max(4, 2 * (os.cpu_count() or 1))
 
 
 def enabled() -> bool:
@@ -61,6 +64,7 @@ class Zygote:
         self._buffer = b""
         self._ids = 0
         self.broken = False
+        self.last_used = time.monotonic()
         self.moved = sandbox.paths_inside(mounts)  # the job's host paths as the server sees them
         self.exit: ExecResult | None = None
         python = str(env.venv / "bin" / "python")
@@ -179,9 +183,22 @@ class Zygotes:
             with self._lock:
                 self._all.append(zygote)
         result = zygote.run(args, cwd=cwd, variables=variables, timeout=timeout, log=log)
-        if not zygote.broken:
-            with self._lock:
+        retired: list[Zygote] = []
+        with self._lock:
+            if not zygote.broken:
+                zygote.last_used = time.monotonic()
                 self._idle[key].append(zygote)
+            self._all = [z for z in self._all if not z.broken]
+            idle = sorted((z for zs in self._idle.values() for z in zs),
+                          key=lambda z: z.last_used)
+            while len(self._all) > KEEP and idle:
+                oldest = idle.pop(0)
+                self._idle = {k: [z for z in zs if z is not oldest]
+                              for k, zs in self._idle.items()}
+                self._all.remove(oldest)
+                retired.append(oldest)
+        for old in retired:
+            old.close()
         return result
 
     def close_all(self) -> None:

@@ -104,7 +104,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Environment
 
 
 def jobs_done() -> int:
-    return sum(z._ids for z in zygote.ZYGOTES._all if not z.broken)
+    # runs a zygote answered in this process; zygotes other tests started may be retired in
+    # between (at most KEEP live at once), so this is the pool's count, not a sum over the live
+    return zygote.ZYGOTES.served
+
+
+def zygotes_of(box: Sandbox) -> list[zygote.Zygote]:
+    return [z for z in zygote.ZYGOTES._all if z.sandbox is box and not z.broken]
 
 
 @pytest.mark.parametrize("backend", ["none", "bwrap", "docker"])
@@ -123,9 +129,11 @@ def test_a_warm_run_gives_what_a_fresh_run_gives(project: tuple[Path, Environmen
         before = jobs_done()
         warm = run_tests(env, scratch / "ws", box, timeout=120)
         assert jobs_done() == before + 1, "the run went to a zygote"
+        (server,) = zygotes_of(box)
         again = run_tests(env, scratch / "ws", box, timeout=120,
                           select=["tests/test_probe.py::test_fails"])
-        assert jobs_done() == before + 2, "the same zygote serves the next run"
+        assert jobs_done() == before + 2
+        assert zygotes_of(box) == [server] and server._ids == 2, "the same zygote serves it"
         warm_seen = json.loads((scratch / "ws/seen.json").read_text())
     assert warm.outcomes == EXPECTED, warm.log_tail
     assert again.outcomes == {"tests/test_probe.py::test_fails": "failed"}
@@ -153,13 +161,15 @@ def test_a_hung_run_is_cut_off_with_what_it_started(project: tuple[Path, Environ
         before = jobs_done()
         hung = run_tests(env, ws, box, timeout=2, select=["tests/test_hang.py::test_hangs"])
         assert hung.timed_out and hung.outcomes["tests/test_hang.py::test_hangs"] != "passed"
+        (server,) = zygotes_of(box)
         time.sleep(4)  # past when the process it started would have written the marker
         assert not marker.exists(), "what the run started was killed with it"
         after = run_tests(env, ws, box, timeout=60,
                           select=["tests/test_probe.py::test_imports_the_workspace_copy"])
         assert after.outcomes == {"tests/test_probe.py::test_imports_the_workspace_copy":
                                   "passed"}
-        assert jobs_done() == before + 2, "the zygote outlived the hung run"
+        assert jobs_done() == before + 2
+        assert zygotes_of(box) == [server] and server._ids == 2, "the zygote outlived the hung run"
 
 
 def test_only_workspaces_under_a_warm_root_run_warm(project: tuple[Path, Environment],
@@ -196,3 +206,41 @@ def test_past_the_cap_the_least_recently_used_zygote_ends(project: tuple[Path, E
         run_tests(env, scratch / "ws", second_box, timeout=120)
     assert first[0].broken, "the older idle zygote was ended"
     assert len(zygote.ZYGOTES._all) == 1
+
+
+def test_a_forked_process_starts_its_own_and_leaves_the_parents(
+        project: tuple[Path, Environment]) -> None:
+    """A worker forked after warm runs began inherits the parent's zygotes (their FIFOs): it
+    must neither send them jobs nor end them (with their directories) when it exits."""
+    tree, env = project
+    box = require("none")
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    with warm_dir(cache, prefix="test-") as scratch:
+        shutil.copytree(tree, scratch / "ws")
+        run_tests(env, scratch / "ws", box, timeout=120, select=[next(iter(EXPECTED))])
+        (server,) = zygotes_of(box)
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child reports through the pipe
+            code = 1
+            try:
+                os.close(read)
+                result = run_tests(env, scratch / "ws", box, timeout=120,
+                                   select=[next(iter(EXPECTED))])
+                # its own warm roots only (workspace.warm_root_of is per process): the
+                # parent's workspace runs fresh here, and never through the parent's zygote
+                report = {"outcomes": result.outcomes, "served_by_parents": server._ids != 1}
+                zygote.ZYGOTES.close_all()  # what its exit runs
+                os.write(write, json.dumps(report).encode())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write)
+        with os.fdopen(read) as f:
+            report = json.loads(f.read() or "{}")
+        assert os.waitpid(child, 0)[1] == 0
+        assert report == {"outcomes": {next(iter(EXPECTED)): "passed"},
+                          "served_by_parents": False}
+        assert not server.broken and server.dir.is_dir(), "the child ended the parent's zygote"
+        run_tests(env, scratch / "ws", box, timeout=120, select=[next(iter(EXPECTED))])
+        assert zygotes_of(box) == [server] and server._ids == 2

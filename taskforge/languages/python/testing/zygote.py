@@ -162,7 +162,16 @@ class Zygotes:
         self._idle: dict[tuple, list[Zygote]] = {}
         self._all: list[Zygote] = []
         self._failed: set[tuple] = set()
+        self._pid = os.getpid()
+        self.served = 0  # runs a zygote answered, ever (a count that retiring does not lower)
         atexit.register(self.close_all)
+
+    def _forget_inherited(self) -> None:
+        """In a process forked from the one that started them, the zygotes are the parent's:
+        their FIFOs are shared with it, so this process starts its own (and never ends those)."""
+        if os.getpid() != self._pid:
+            self._pid = os.getpid()
+            self._idle, self._all, self._failed = {}, [], set()
 
     def run(self, env: Environment, sandbox: Sandbox, root: Path, mounts: Mounts,
             start_variables: Mapping[str, str], args: Sequence[str], *, cwd: Path,
@@ -170,6 +179,7 @@ class Zygotes:
         """Run pytest `args` warm; None when no zygote can (the caller runs it fresh)."""
         key = (str(env.venv), sandbox.name, id(sandbox), str(root), mounts)
         with self._lock:
+            self._forget_inherited()
             if key in self._failed:
                 return None
             idle = self._idle.setdefault(key, [])
@@ -185,6 +195,8 @@ class Zygotes:
         result = zygote.run(args, cwd=cwd, variables=variables, timeout=timeout, log=log)
         retired: list[Zygote] = []
         with self._lock:
+            if result is not None:
+                self.served += 1
             if not zygote.broken:
                 zygote.last_used = time.monotonic()
                 self._idle[key].append(zygote)
@@ -203,6 +215,8 @@ class Zygotes:
 
     def close_all(self) -> None:
         with self._lock:
+            if os.getpid() != self._pid:
+                return  # the parent's zygotes: it ends them
             zygotes, self._all, self._idle = self._all, [], {}
         for zygote in zygotes:
             zygote.close(wait=5.0)

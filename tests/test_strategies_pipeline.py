@@ -212,6 +212,10 @@ def test_feature_cluster_deletes_the_entry_and_its_helpers(
     assert "def _rate" not in record["problem_statement"]
     # Removing definitions may change any test: every stable test ran, collection was checked.
     assert record["verification"]["collection_checked"] is True
+    # Every stable test on the original tree is what the baseline ran, `repeats` times in two
+    # orders: the confirmation runs the task state only (`taskforge verify` below runs both).
+    assert record["verification"]["tests_run"] == sorted(ALL_TESTS)
+    assert [r["state"] for r in record["verification"]["runs"]] == ["task", "task"]
 
 
 def test_remove_branch_fails_only_the_tests_of_its_branch(

@@ -154,9 +154,12 @@ class Verifier:
             # The reference state is the original tree: once the screen has run FAIL_TO_PASS on
             # the original code, the confirmation only proves that `patch` restores it byte for
             # byte (the baseline ran every stable test on it, `repeats` times in two orders).
+            # Likewise when the tests are every stable test (code run at import time): a run of
+            # them on the original tree is one of the baseline's runs again.
+            established = screened.reference_runs > 0 or set(tests) == set(source.baseline.stable)
             labels = label_tests(workspace, patch, tests, runner,
                                  repeats=1 if screened.screened else repeats,
-                                 reference_repeats=0 if screened.reference_runs else None)
+                                 reference_repeats=0 if established else None)
             unrestored = [p for p in originals if (workspace / p).read_bytes()
                           != (source.snapshot.root / p).read_bytes()]
             if unrestored:

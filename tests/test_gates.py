@@ -118,6 +118,61 @@ def gate_project(tmp_path: Path) -> Path:
                 count = int(path.read_text()) if path.exists() else 0
                 path.write_text(str(count + 1))
                 return count
+
+
+            def greeting(name):
+                words = ["Hello,", name]
+                return " ".join(words) + "!"
+
+
+            def unit_label(unit):
+                label = unit.strip()
+                return label.lower()
+        """,
+        # Fixtures set up once for several tests, during the first one that needs them: in
+        # file order only the first test runs greeting or unit_label, in reverse order only
+        # the last; a setup that raises errors every test that uses it.
+        "tests/test_fixture.py": """\
+            import pytest
+
+            from gates.core import greeting
+
+
+            @pytest.fixture(scope="module", autouse=True)
+            def warm():
+                assert greeting("warm") == "Hello, warm!"
+
+
+            def test_first():
+                assert [1, 2][0] == 1
+
+
+            def test_middle():
+                assert "ab".upper() == "AB"
+
+
+            def test_last():
+                assert 3 * 3 == 9
+        """,
+        "tests/test_setup_class.py": """\
+            import unittest
+
+            from gates.core import unit_label
+
+
+            class TestUnits(unittest.TestCase):
+                @classmethod
+                def setUpClass(cls):
+                    cls.label = unit_label(" KG ")
+
+                def test_a(self):
+                    self.assertEqual(self.label, "kg")
+
+                def test_b(self):
+                    self.assertEqual(len("kg"), 2)
+
+                def test_c(self):
+                    self.assertTrue("kg".islower())
         """,
         # Calls build_table at import time: stubbing it breaks every importer.
         "gates/squares.py": """\
@@ -299,6 +354,19 @@ def test_a_test_that_only_reuses_cached_state_is_covered(gate_run) -> None:
     task = by_symbol(records)["gates.core.make_banner"]
     assert sorted(task["FAIL_TO_PASS"]) == ["tests/test_core.py::test_banner_again",
                                             "tests/test_core.py::test_banner_first"]
+
+
+def test_a_fixture_set_up_once_covers_every_test_that_uses_it(gate_run) -> None:
+    """A module-scoped fixture and unittest's setUpClass run once, in the first test's time;
+    stubbing what they call errors every test that uses them (as a whole-suite run shows), so
+    every such test covers it: the middle ones too, which neither order's run attributes it to."""
+    _summary, records = gate_run
+    fixture = by_symbol(records)["gates.core.greeting"]
+    assert sorted(fixture["FAIL_TO_PASS"]) == [f"tests/test_fixture.py::test_{name}"
+                                               for name in ("first", "last", "middle")]
+    setup_class = by_symbol(records)["gates.core.unit_label"]
+    assert sorted(setup_class["FAIL_TO_PASS"]) == [
+        f"tests/test_setup_class.py::TestUnits::test_{name}" for name in "abc"]
 
 
 def test_audit_mode_runs_the_whole_suite_and_agrees(tmp_path: Path, tf_cache: Path) -> None:

@@ -21,8 +21,9 @@ from taskforge.model import Baseline, Environment, Snapshot, TestRun
 from taskforge.workspace import scratch_copy, scratch_dir
 
 # 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+.
-# 5: the test files that failed to import; tests that hung.
-FORMAT = 5
+# 5: the test files that failed to import; tests that hung. 6: what a fixture wider than a
+# function runs belongs to every test that uses it.
+FORMAT = 6
 # More hung tests than this: the suite, not a test, is the problem (each costs a restart).
 MAX_HUNG = 5
 

@@ -46,21 +46,37 @@ class MapProbe:
         return read_trace_map(self.out, workspace, tests)
 
 
+def context_indexes(map_file: Path, tests: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """What each context of a run's map stands for, as indexes into `tests`: a test's node id
+    itself; "" (outside any test) -1; a fixture wider than a function (the plugin's
+    `<fixture>` contexts, listed in `<map file>-fixtures.json`) every test that uses it. A
+    context missing here is no test of the suite, and its lines count for none."""
+    indexes: dict[str, tuple[int, ...]] = {test_id: (i,) for i, test_id in enumerate(tests)}
+    indexes[""] = (-1,)
+    users = map_file.with_name(map_file.name + "-fixtures.json")
+    if users.exists():
+        for context, ids in json.loads(users.read_text(encoding="utf-8")).items():
+            known = tuple(sorted(i for t in ids for i in indexes.get(t, ()) if i >= 0))
+            if known:
+                indexes[context] = known
+    return indexes
+
+
 def read_trace_map(trace_file: Path, workspace: Path, tests: tuple[str, ...]) -> TestMap:
     """The same map as `read_coverage_map`, from the sys.monitoring tracer's JSON files
     (`<trace file>` and one `<trace file>.<pid>.<random>.json` per measured subprocess)."""
     if not trace_file.exists():
         return {}, {}
     root = workspace.resolve()
-    index = {test_id: i for i, test_id in enumerate(tests)}
+    index = context_indexes(trace_file, tests)
     lines: dict[str, dict[int, set[int]]] = {}
     by_subprocesses: dict[str, set[int]] = {}
     relative: dict[str, str | None] = {}
     parts = [trace_file, *sorted(trace_file.parent.glob(trace_file.name + ".*.json"))]
     for part in parts:
         for context, files in json.loads(part.read_text(encoding="utf-8")).items():
-            idx = index.get(context, -1) if context else -1
-            if context and idx < 0:
+            ids = index.get(context)
+            if ids is None:
                 continue  # a context that is no test of the suite
             for filename, numbers in files.items():
                 if filename not in relative:
@@ -70,7 +86,7 @@ def read_trace_map(trace_file: Path, workspace: Path, tests: tuple[str, ...]) ->
                     continue
                 by_line = lines.setdefault(rel, {})
                 for line in numbers:
-                    by_line.setdefault(line, set()).add(idx)
+                    by_line.setdefault(line, set()).update(ids)
                 if part is not trace_file:
                     by_subprocesses.setdefault(rel, set()).update(numbers)
     return merge_test_maps([({p: {ln: tuple(ids) for ln, ids in by_line.items()}
@@ -101,7 +117,7 @@ def read_coverage_map(data_file: Path, workspace: Path, tests: tuple[str, ...]) 
                 lines = set(by_subprocesses.get(rel, ())) | set(part.lines(filename))
                 by_subprocesses[rel] = tuple(sorted(lines))
         data.update(part)
-    index = {test_id: i for i, test_id in enumerate(tests)}
+    index = context_indexes(data_file, tests)
     result: dict[str, dict[int, tuple[int, ...]]] = {}
     for filename in sorted(data.measured_files()):
         rel = _relative(filename, root)
@@ -109,8 +125,7 @@ def read_coverage_map(data_file: Path, workspace: Path, tests: tuple[str, ...]) 
             continue
         by_line: dict[int, tuple[int, ...]] = {}
         for line, contexts in sorted(data.contexts_by_lineno(filename).items()):
-            ids = sorted({index.get(c, -1) if c else -1 for c in contexts
-                          if not c or c in index})
+            ids = sorted({i for c in contexts for i in index.get(c, ())})
             if ids:
                 by_line[line] = tuple(ids)
         if by_line:

@@ -15,6 +15,8 @@ steered by environment variables so that the command line stays the project's ow
   the root into that coverage data file, with the node id as the context; lines run before
   the first test (imports, collection) keep the empty context. Python subprocesses a test
   starts are measured too, under the test's id (testing/subprocess_coverage/sitecustomize.py).
+  A fixture wider than a function is measured under a context of its own, and
+  `<data file>-fixtures.json` names the tests that use it (see FIXTURE_CONTEXT).
 - TASKFORGE_TRACE / TASKFORGE_COVER_ROOT: the same map from sys.monitoring (Python 3.12+,
   taskforge_tracer.py) into that JSON file; with TASKFORGE_TRACE_FUNCTIONS=1, only which
   functions each test entered (bench/testmap_cost.py measures that lighter map).
@@ -123,21 +125,75 @@ _watchdog = _Watchdog(float(os.environ["TASKFORGE_TEST_TIMEOUT"]),
     else None
 
 
+# A fixture wider than a function (session, package, module, class: unittest's setUpClass and
+# setUpModule too) is set up once, during the first test that needs it; what its setup runs
+# can decide every test that uses it (a setup that raises errors them all). Its lines are
+# recorded under a context of its own, "<fixture>N:name", and the map gives them to every test
+# whose fixture closure holds it (`<map file>-fixtures.json`: context -> node ids).
+FIXTURE_CONTEXT = "<fixture>"
+_contexts = []  # the test's node id, then the wider fixtures being set up inside it
+_fixture_users = {}  # fixture context -> node ids of the tests that use it
+_fixtures_set_up = set()
+
+
+def _switch(context):
+    if _coverage is not None:
+        _coverage.switch_context(context)
+    if _tracer is not None:
+        _tracer.switch(context)
+    # Python subprocesses started from here measure themselves under this context
+    # (testing/subprocess_coverage/sitecustomize.py).
+    os.environ["TASKFORGE_TEST_CONTEXT"] = context
+
+
+def _fixture_context(fixturedef):
+    return f"{FIXTURE_CONTEXT}{id(fixturedef)}:{fixturedef.argname}"
+
+
+def _wide_fixtures(item):
+    info = getattr(item, "_fixtureinfo", None)
+    for definitions in (info.name2fixturedefs.values() if info is not None else ()):
+        for fixturedef in definitions:  # an override may request what it overrides
+            if fixturedef.scope != "function":
+                yield fixturedef
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     if _watchdog is not None:
         _watchdog.current = (item.nodeid, time.monotonic())
-    if _coverage is not None:
-        _coverage.switch_context(item.nodeid)
-    if _tracer is not None:
-        _tracer.switch(item.nodeid)
     if _coverage is not None or _tracer is not None:
-        # Python subprocesses this test starts measure themselves under its id
-        # (testing/subprocess_coverage/sitecustomize.py).
-        os.environ["TASKFORGE_TEST_CONTEXT"] = item.nodeid
+        for fixturedef in _wide_fixtures(item):
+            _fixture_users.setdefault(_fixture_context(fixturedef), set()).add(item.nodeid)
+        _contexts[:] = [item.nodeid]
+        _switch(item.nodeid)
     yield
     if _watchdog is not None:
         _watchdog.current = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    if (_coverage is None and _tracer is None) or fixturedef.scope == "function" \
+            or not _contexts:
+        yield
+        return
+    context = _fixture_context(fixturedef)
+    _fixtures_set_up.add(context)
+    _contexts.append(context)
+    _switch(context)
+    try:
+        yield
+    finally:
+        _contexts.pop()
+        _switch(_contexts[-1])
+
+
+def _save_fixture_users(map_file):
+    users = {context: sorted(_fixture_users.get(context, ()))
+             for context in sorted(_fixtures_set_up)}
+    with open(map_file + "-fixtures.json", "w", encoding="utf-8") as handle:
+        json.dump(users, handle)
 
 
 @pytest.hookimpl(trylast=True)
@@ -146,10 +202,12 @@ def pytest_sessionfinish(session, exitstatus):
     if _tracer is not None:
         _tracer.stop()
         _tracer.save(os.environ["TASKFORGE_TRACE"])
+        _save_fixture_users(os.environ["TASKFORGE_TRACE"])
         _tracer = None
     if _coverage is not None:
         _coverage.stop()
         _coverage.save()
+        _save_fixture_users(os.environ["TASKFORGE_COVERAGE"])
         _coverage = None
 
 

@@ -322,8 +322,11 @@ def agreement(source: IngestedSource, chosen: list[Candidate], targeted: dict[st
         same = t.fail_to_pass == w.fail_to_pass and stable - t.fail_to_pass == w.pass_to_pass
         agree += same
         if not same:
+            # neither label in the whole suite: not passing in every run, nor failing in every one
+            neither = stable - w.fail_to_pass - w.pass_to_pass
             log(f"disagree {c.symbol}: targeted-only {sorted(t.fail_to_pass - w.fail_to_pass)[:3]}"
-                f" whole-only {sorted(w.fail_to_pass - t.fail_to_pass)[:3]}")
+                f" whole-only {sorted(w.fail_to_pass - t.fail_to_pass)[:3]}"
+                f" unstable in the whole suite {sorted(neither)[:3]}")
     return agree, known
 
 

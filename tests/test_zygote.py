@@ -211,7 +211,8 @@ def test_past_the_cap_the_least_recently_used_zygote_ends(project: tuple[Path, E
 def test_a_forked_process_starts_its_own_and_leaves_the_parents(
         project: tuple[Path, Environment]) -> None:
     """A worker forked after warm runs began inherits the parent's zygotes (their FIFOs): it
-    must neither send them jobs nor end them (with their directories) when it exits."""
+    must neither send them jobs nor end them (with their directories) when it exits; under a
+    warm root of its own it starts its own zygote."""
     tree, env = project
     box = require("none")
     cache = Path(os.environ["TASKFORGE_CACHE"])
@@ -230,7 +231,13 @@ def test_a_forked_process_starts_its_own_and_leaves_the_parents(
                 # its own warm roots only (workspace.warm_root_of is per process): the
                 # parent's workspace runs fresh here, and never through the parent's zygote
                 report = {"outcomes": result.outcomes, "served_by_parents": server._ids != 1}
-                zygote.ZYGOTES.close_all()  # what its exit runs
+                with warm_dir(cache, prefix="test-child-") as own:
+                    shutil.copytree(tree, own / "ws")
+                    mine = run_tests(env, own / "ws", box, timeout=120,
+                                     select=[next(iter(EXPECTED))])
+                    report["own"] = [z is not server and z._ids == 1 for z in zygotes_of(box)]
+                    report["own_outcomes"] = mine.outcomes
+                zygote.ZYGOTES.close_all()  # what its exit runs: its own zygote only
                 os.write(write, json.dumps(report).encode())
                 code = 0
             finally:
@@ -239,8 +246,9 @@ def test_a_forked_process_starts_its_own_and_leaves_the_parents(
         with os.fdopen(read) as f:
             report = json.loads(f.read() or "{}")
         assert os.waitpid(child, 0)[1] == 0
-        assert report == {"outcomes": {next(iter(EXPECTED)): "passed"},
-                          "served_by_parents": False}
+        passed = {next(iter(EXPECTED)): "passed"}
+        assert report == {"outcomes": passed, "served_by_parents": False, "own": [True],
+                          "own_outcomes": passed}
         assert not server.broken and server.dir.is_dir(), "the child ended the parent's zygote"
         run_tests(env, scratch / "ws", box, timeout=120, select=[next(iter(EXPECTED))])
         assert zygotes_of(box) == [server] and server._ids == 2

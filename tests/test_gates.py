@@ -128,6 +128,38 @@ def gate_project(tmp_path: Path) -> Path:
             def unit_label(unit):
                 label = unit.strip()
                 return label.lower()
+
+
+            _TABLES = {}
+
+
+            def unit_table():
+                if "units" not in _TABLES:
+                    _TABLES["units"] = build_units()
+                return _TABLES["units"]
+
+
+            def build_units():
+                table = {"kg": 1000, "g": 1}
+                table["t"] = table["kg"] * 1000
+                return table
+        """,
+        # A cache filled by its first user: in file order only test_first builds the table,
+        # in reverse order only test_last; test_middle builds it only when it runs alone.
+        "tests/test_units.py": """\
+            from gates.core import unit_table
+
+
+            def test_first():
+                assert unit_table()["kg"] == 1000
+
+
+            def test_middle():
+                assert unit_table()["t"] == 1000000
+
+
+            def test_last():
+                assert unit_table()["g"] == 1
         """,
         # Fixtures set up once for several tests, during the first one that needs them: in
         # file order only the first test runs greeting or unit_label, in reverse order only
@@ -354,6 +386,15 @@ def test_a_test_that_only_reuses_cached_state_is_covered(gate_run) -> None:
     task = by_symbol(records)["gates.core.make_banner"]
     assert sorted(task["FAIL_TO_PASS"]) == ["tests/test_core.py::test_banner_again",
                                             "tests/test_core.py::test_banner_first"]
+
+
+def test_a_cache_filled_by_its_first_user_is_covered_by_every_user(gate_run) -> None:
+    """Stubbing build_units fails all three users of the cache it fills, as a whole-suite run
+    shows; the middle one runs it only alone (the baseline's isolated map), in neither order."""
+    _summary, records = gate_run
+    task = by_symbol(records)["gates.core.build_units"]
+    assert sorted(task["FAIL_TO_PASS"]) == [f"tests/test_units.py::test_{name}"
+                                            for name in ("first", "last", "middle")]
 
 
 def test_a_fixture_set_up_once_covers_every_test_that_uses_it(gate_run) -> None:

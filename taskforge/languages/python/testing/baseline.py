@@ -22,8 +22,8 @@ from taskforge.workspace import scratch_copy, scratch_dir
 
 # 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+.
 # 5: the test files that failed to import; tests that hung. 6: what a fixture wider than a
-# function runs belongs to every test that uses it.
-FORMAT = 6
+# function runs belongs to every test that uses it. 7: and what each test runs alone.
+FORMAT = 7
 # More hung tests than this: the suite, not a test, is the problem (each costs a restart).
 MAX_HUNG = 5
 
@@ -95,6 +95,8 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
         # does not make it usable.
         tests = tuple(sorted({t for r in runs for t in r.outcomes
                               if not t.startswith("<") and t not in hung}))
+        measured.append(_isolated_map(snapshot, runner, results, hung,
+                                      min(test_timeout, timeout)))
         coverage, by_subprocesses = merge_test_maps(
             [probe.read(workspace, tests) for probe, workspace in measured])
     broken = {f: e for r in runs for f, e in r.collection_errors.items()}
@@ -119,6 +121,20 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
     return baseline
 
 
+def _isolated_map(snapshot: Snapshot, runner: Runner, results: Path, hung: list[str],
+                  test_timeout: float) -> tuple[MapProbe, Path]:
+    """The third map: every test alone, in a fork of the collected session
+    (pytest_plugin/taskforge_isolated.py). The two orders miss a test that only reuses what
+    its predecessors built in both (a cache's middle users): deleting that code fails it all
+    the same. The run reports no outcomes; a test it cannot measure within `test_timeout`
+    keeps the ordered runs' lines."""
+    probe = MapProbe("isolated", results / "isolated" / "isolated.jsonl")
+    probe.out.parent.mkdir()
+    with scratch_copy(snapshot.root, runner.cache, prefix="baseline-") as workspace:
+        run_tests(runner.env, workspace, runner.sandbox, timeout=runner.timeout,
+                  test_map=probe, exclude=hung,
+                  extra_env={"TASKFORGE_ISOLATED_TIMEOUT": f"{test_timeout:g}"})
+    return probe, workspace
 
 # What a suite prints when it reaches for the network the sandbox denies.
 _NETWORK_ERRORS = ("Temporary failure in name resolution", "Name or service not known",

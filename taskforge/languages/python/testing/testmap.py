@@ -10,6 +10,7 @@ both, and that every candidate gets the same covering tests from either.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,18 +32,21 @@ class MapProbe:
     """Where and how one test run records its test map: `out` is the coverage data file or
     the tracer's JSON file; Python subprocesses the tests start write siblings of it."""
 
-    tracer: str
-    out: Path
+    tracer: str  # "coverage", "sysmon", or "isolated" (each test alone, by the tracer
+    out: Path    # of tracer_for(); the baseline's third map)
 
     def variables(self, workspace: Path) -> dict[str, str]:
         """Environment variables that switch the measurement on (our pytest plugin and the
         subprocess start-up hook read them)."""
-        name = "TASKFORGE_COVERAGE" if self.tracer == "coverage" else "TASKFORGE_TRACE"
+        name = {"coverage": "TASKFORGE_COVERAGE", "isolated": "TASKFORGE_ISOLATED"}.get(
+            self.tracer, "TASKFORGE_TRACE")
         return {name: str(self.out), "TASKFORGE_COVER_ROOT": str(workspace)}
 
     def read(self, workspace: Path, tests: tuple[str, ...]) -> TestMap:
         if self.tracer == "coverage":
             return read_coverage_map(self.out, workspace, tests)
+        if self.tracer == "isolated":
+            return read_isolated_map(self.out, workspace, tests)
         return read_trace_map(self.out, workspace, tests)
 
 
@@ -67,28 +71,47 @@ def read_trace_map(trace_file: Path, workspace: Path, tests: tuple[str, ...]) ->
     (`<trace file>` and one `<trace file>.<pid>.<random>.json` per measured subprocess)."""
     if not trace_file.exists():
         return {}, {}
+    parts = [trace_file, *sorted(trace_file.parent.glob(trace_file.name + ".*.json"))]
+    return _lines_map(((part is not trace_file, context, files)
+                       for part in parts
+                       for context, files in json.loads(part.read_text(encoding="utf-8")).items()),
+                      workspace, context_indexes(trace_file, tests))
+
+
+def read_isolated_map(out: Path, workspace: Path, tests: tuple[str, ...]) -> TestMap:
+    """The map of the run that measures every test alone (pytest_plugin/taskforge_isolated.py:
+    one JSON line per test it measured)."""
+    if not out.exists():
+        return {}, {}
+    measured = (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()
+                if line)
+    return _lines_map(((False, entry["test"], entry["files"]) for entry in measured),
+                      workspace, {test_id: (i,) for i, test_id in enumerate(tests)})
+
+
+def _lines_map(parts: Iterable[tuple[bool, str, dict[str, list[int]]]], workspace: Path,
+               index: dict[str, tuple[int, ...]]) -> TestMap:
+    """The map of (from a subprocess, context, {filename: lines}) parts: a context missing from
+    `index` counts for no test, a file outside `workspace` for nothing."""
     root = workspace.resolve()
-    index = context_indexes(trace_file, tests)
     lines: dict[str, dict[int, set[int]]] = {}
     by_subprocesses: dict[str, set[int]] = {}
     relative: dict[str, str | None] = {}
-    parts = [trace_file, *sorted(trace_file.parent.glob(trace_file.name + ".*.json"))]
-    for part in parts:
-        for context, files in json.loads(part.read_text(encoding="utf-8")).items():
-            ids = index.get(context)
-            if ids is None:
-                continue  # a context that is no test of the suite
-            for filename, numbers in files.items():
-                if filename not in relative:
-                    relative[filename] = _relative(filename, root)
-                rel = relative[filename]
-                if rel is None:
-                    continue
-                by_line = lines.setdefault(rel, {})
-                for line in numbers:
-                    by_line.setdefault(line, set()).update(ids)
-                if part is not trace_file:
-                    by_subprocesses.setdefault(rel, set()).update(numbers)
+    for from_subprocess, context, files in parts:
+        ids = index.get(context)
+        if ids is None:
+            continue  # a context that is no test of the suite
+        for filename, numbers in files.items():
+            if filename not in relative:
+                relative[filename] = _relative(filename, root)
+            rel = relative[filename]
+            if rel is None:
+                continue
+            by_line = lines.setdefault(rel, {})
+            for line in numbers:
+                by_line.setdefault(line, set()).update(ids)
+            if from_subprocess:
+                by_subprocesses.setdefault(rel, set()).update(numbers)
     return merge_test_maps([({p: {ln: tuple(ids) for ln, ids in by_line.items()}
                               for p, by_line in lines.items()},
                              {p: tuple(covered) for p, covered in by_subprocesses.items()})])

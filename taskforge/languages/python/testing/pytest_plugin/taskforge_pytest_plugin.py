@@ -20,6 +20,9 @@ steered by environment variables so that the command line stays the project's ow
 - TASKFORGE_TRACE / TASKFORGE_COVER_ROOT: the same map from sys.monitoring (Python 3.12+,
   taskforge_tracer.py) into that JSON file; with TASKFORGE_TRACE_FUNCTIONS=1, only which
   functions each test entered (bench/testmap_cost.py measures that lighter map).
+- TASKFORGE_ISOLATED / TASKFORGE_COVER_ROOT / TASKFORGE_ISOLATED_TIMEOUT: every test runs alone
+  in a fork of the collected session and only its lines are recorded, no outcome
+  (taskforge_isolated.py: what a test reaches only when no earlier test filled a cache).
 Every test case in the JUnit XML gets a `taskforge_nodeid` property, so results are read by
 node id from the XML and never parsed from console text.
 """
@@ -53,6 +56,17 @@ def pytest_load_initial_conftests(early_config, parser, args):
         _coverage = coverage.Coverage(data_file=data_file, config_file=False,
                                       source=[os.environ.get("TASKFORGE_COVER_ROOT", ".")])
         _coverage.start()
+
+
+def pytest_configure(config):
+    out = os.environ.get("TASKFORGE_ISOLATED")
+    if out and not config.pluginmanager.has_plugin("taskforge-isolated"):
+        from taskforge_isolated import Isolated
+
+        config.pluginmanager.register(
+            Isolated(out, os.environ.get("TASKFORGE_COVER_ROOT", "."),
+                     float(os.environ.get("TASKFORGE_ISOLATED_TIMEOUT", "60"))),
+            "taskforge-isolated")
 
 
 def _ids(path):

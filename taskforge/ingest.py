@@ -127,8 +127,11 @@ def _environment(spec: SourceSpec, snapshot: Snapshot, *, cache: Path, repeats: 
 def _ingested(prepared: _Prepared, baseline: Baseline, baseline_seconds: float,
               log: Callable[[str], None], test_timeout: float) -> IngestedSource:
     snapshot, env = prepared.snapshot, prepared.env
+    alone = baseline.isolated_seconds
+    spent = f"; each test alone: {alone:.1f}s of {sum(baseline.run_seconds) + alone:.1f}s" \
+        if alone else ""
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
-        f"{len(baseline.flaky)} flaky (test map: {baseline.tracer})")
+        f"{len(baseline.flaky)} flaky (test map: {baseline.tracer}{spent})")
     if baseline.hung:
         log(f"{snapshot.name}: {hung_line(baseline.hung, test_timeout)}")
     if baseline.collection_errors:

@@ -122,6 +122,8 @@ class Baseline:
     # test files that failed to import in the baseline, with the error: their tests are lost
     collection_errors: dict[str, str] = field(default_factory=dict)
     hung: tuple[str, ...] = ()  # tests that ran past the per-test limit: left out, like flaky
+    # the run that measures each test alone (Python: the third map); 0 where there is none
+    isolated_seconds: float = 0.0
 
     def tests_covering(self, path: str, lines: range) -> tuple[set[str], bool]:
         """Tests that executed any of `lines` of `path`, and whether they also ran at import time."""

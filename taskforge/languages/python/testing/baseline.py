@@ -95,8 +95,9 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
         # does not make it usable.
         tests = tuple(sorted({t for r in runs for t in r.outcomes
                               if not t.startswith("<") and t not in hung}))
-        measured.append(_isolated_map(snapshot, runner, results, hung,
-                                      min(test_timeout, timeout)))
+        isolated, isolated_seconds = _isolated_map(snapshot, runner, results, hung,
+                                                   min(test_timeout, timeout))
+        measured.append(isolated)
         coverage, by_subprocesses = merge_test_maps(
             [probe.read(workspace, tests) for probe, workspace in measured])
     broken = {f: e for r in runs for f, e in r.collection_errors.items()}
@@ -116,25 +117,27 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
                         durations={t: round(max(r.durations.get(t, 0.0) for r in runs), 4)
                                    for t in tests},
                         coverage=coverage, subprocess_lines=by_subprocesses, tracer=tracer,
-                        collection_errors=broken, hung=tuple(hung))
+                        collection_errors=broken, hung=tuple(hung),
+                        isolated_seconds=round(isolated_seconds, 3))
     write_json(path, _dump(baseline))
     return baseline
 
 
 def _isolated_map(snapshot: Snapshot, runner: Runner, results: Path, hung: list[str],
-                  test_timeout: float) -> tuple[MapProbe, Path]:
+                  test_timeout: float) -> tuple[tuple[MapProbe, Path], float]:
     """The third map: every test alone, in a fork of the collected session
     (pytest_plugin/taskforge_isolated.py). The two orders miss a test that only reuses what
     its predecessors built in both (a cache's middle users): deleting that code fails it all
     the same. The run reports no outcomes; a test it cannot measure within `test_timeout`
-    keeps the ordered runs' lines."""
+    keeps the ordered runs' lines. Returns the probe and workspace to read, and the run's
+    seconds."""
     probe = MapProbe("isolated", results / "isolated" / "isolated.jsonl")
     probe.out.parent.mkdir()
     with scratch_copy(snapshot.root, runner.cache, prefix="baseline-") as workspace:
-        run_tests(runner.env, workspace, runner.sandbox, timeout=runner.timeout,
-                  test_map=probe, exclude=hung,
-                  extra_env={"TASKFORGE_ISOLATED_TIMEOUT": f"{test_timeout:g}"})
-    return probe, workspace
+        run = run_tests(runner.env, workspace, runner.sandbox, timeout=runner.timeout,
+                        test_map=probe, exclude=hung,
+                        extra_env={"TASKFORGE_ISOLATED_TIMEOUT": f"{test_timeout:g}"})
+    return (probe, workspace), run.wall_seconds
 
 # What a suite prints when it reaches for the network the sandbox denies.
 _NETWORK_ERRORS = ("Temporary failure in name resolution", "Name or service not known",

@@ -463,6 +463,10 @@ def measure_package(package: str, args: argparse.Namespace, cache: Path, box: Sa
 
     print(f"package                      {package}  ({len(source.baseline.tests)} tests, "
           f"{len(stable)} stable; Python {source.env.spec.python})")
+    base = source.baseline
+    print(f"baseline (once a package)    {sum(base.run_seconds):.1f} s for "
+          f"{len(base.run_seconds)} runs in order, {base.isolated_seconds:.1f} s with each test "
+          f"alone ({ratio(base.isolated_seconds, max(base.run_seconds)):.1f}x a run)")
     print(f"candidates                   {len(chosen)} of {found}, "
           f"{sum(c.import_time for c in chosen)} at import time  ({statuses})")
     print(f"targeted    s/candidate      median {t_med:.3f}  mean {t_mean:.3f}")

@@ -128,8 +128,10 @@ def _ingested(prepared: _Prepared, baseline: Baseline, baseline_seconds: float,
               log: Callable[[str], None], test_timeout: float) -> IngestedSource:
     snapshot, env = prepared.snapshot, prepared.env
     alone = baseline.isolated_seconds
+    missed = f", {baseline.isolated_unmeasured} not measured alone" \
+        if baseline.isolated_unmeasured else ""
     spent = f"; each test alone: {alone:.1f}s of {sum(baseline.run_seconds) + alone:.1f}s" \
-        if alone else ""
+        f"{missed}" if alone else ""
     log(f"{snapshot.name}: {len(baseline.tests)} tests, {len(baseline.stable)} stable, "
         f"{len(baseline.flaky)} flaky (test map: {baseline.tracer}{spent})")
     if baseline.hung:

@@ -124,6 +124,7 @@ class Baseline:
     hung: tuple[str, ...] = ()  # tests that ran past the per-test limit: left out, like flaky
     # the run that measures each test alone (Python: the third map); 0 where there is none
     isolated_seconds: float = 0.0
+    isolated_unmeasured: int = 0  # tests it could not measure (too slow alone, ended, cut off)
 
     def tests_covering(self, path: str, lines: range) -> tuple[set[str], bool]:
         """Tests that executed any of `lines` of `path`, and whether they also ran at import time."""

@@ -1,5 +1,6 @@
 """The baseline: the snapshot's suite run repeatedly, the first two runs (forward and
-reverse) with per-test coverage.
+reverse) with per-test coverage, then once more with every test alone (coverage only, no
+outcomes): the three maps, merged, are the test map.
 
 Tests that pass in every run are the stable set; tests whose outcome changes between runs
 (one run is in reverse order, to expose order dependence) are flaky and never used. A test
@@ -16,7 +17,12 @@ from taskforge.cache import digest, read_json, write_json
 from taskforge.errors import UserError
 from taskforge.languages.base import TEST_TIMEOUT, Runner, import_errors_line
 from taskforge.languages.python.testing.runner import run_tests
-from taskforge.languages.python.testing.testmap import MapProbe, merge_test_maps, tracer_for
+from taskforge.languages.python.testing.testmap import (
+    MapProbe,
+    measured_alone,
+    merge_test_maps,
+    tracer_for,
+)
 from taskforge.model import Baseline, Environment, Snapshot, TestRun
 from taskforge.workspace import scratch_copy, scratch_dir
 
@@ -24,6 +30,11 @@ from taskforge.workspace import scratch_copy, scratch_dir
 # 5: the test files that failed to import; tests that hung. 6: what a fixture wider than a
 # function runs belongs to every test that uses it. 7: and what each test runs alone.
 FORMAT = 7
+# The isolated run may take this many times the slowest ordered run (at least
+# ISOLATED_MIN_SECONDS, at most the suite's timeout); what it measured by then stays. Forking
+# and measuring each test alone costs ~20 ms a test: 14x a run of click's 2,459 tests.
+ISOLATED_RUNS = 30
+ISOLATED_MIN_SECONDS = 120.0
 # More hung tests than this: the suite, not a test, is the problem (each costs a restart).
 MAX_HUNG = 5
 
@@ -95,9 +106,13 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
         # does not make it usable.
         tests = tuple(sorted({t for r in runs for t in r.outcomes
                               if not t.startswith("<") and t not in hung}))
+        budget = min(timeout, max(ISOLATED_MIN_SECONDS,
+                                  ISOLATED_RUNS * max(r.wall_seconds for r in runs)))
         isolated, isolated_seconds = _isolated_map(snapshot, runner, results, hung,
-                                                   min(test_timeout, timeout))
+                                                   min(test_timeout, timeout), budget)
         measured.append(isolated)
+        alone = measured_alone(isolated[0].out)
+        unmeasured = sum(t not in alone for t in tests)
         coverage, by_subprocesses = merge_test_maps(
             [probe.read(workspace, tests) for probe, workspace in measured])
     broken = {f: e for r in runs for f, e in r.collection_errors.items()}
@@ -118,23 +133,24 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
                                    for t in tests},
                         coverage=coverage, subprocess_lines=by_subprocesses, tracer=tracer,
                         collection_errors=broken, hung=tuple(hung),
-                        isolated_seconds=round(isolated_seconds, 3))
+                        isolated_seconds=round(isolated_seconds, 3),
+                        isolated_unmeasured=unmeasured)
     write_json(path, _dump(baseline))
     return baseline
 
 
 def _isolated_map(snapshot: Snapshot, runner: Runner, results: Path, hung: list[str],
-                  test_timeout: float) -> tuple[tuple[MapProbe, Path], float]:
+                  test_timeout: float, budget: float) -> tuple[tuple[MapProbe, Path], float]:
     """The third map: every test alone, in a fork of the collected session
     (pytest_plugin/taskforge_isolated.py). The two orders miss a test that only reuses what
     its predecessors built in both (a cache's middle users): deleting that code fails it all
-    the same. The run reports no outcomes; a test it cannot measure within `test_timeout`
-    keeps the ordered runs' lines. Returns the probe and workspace to read, and the run's
-    seconds."""
+    the same. The run reports no outcomes; a test it cannot measure within `test_timeout`,
+    or before the run's `budget` ends, keeps the ordered runs' lines only. Returns the probe
+    and workspace to read, and the run's seconds."""
     probe = MapProbe("isolated", results / "isolated" / "isolated.jsonl")
     probe.out.parent.mkdir()
     with scratch_copy(snapshot.root, runner.cache, prefix="baseline-") as workspace:
-        run = run_tests(runner.env, workspace, runner.sandbox, timeout=runner.timeout,
+        run = run_tests(runner.env, workspace, runner.sandbox, timeout=budget,
                         test_map=probe, exclude=hung,
                         extra_env={"TASKFORGE_ISOLATED_TIMEOUT": f"{test_timeout:g}"})
     return (probe, workspace), run.wall_seconds

@@ -49,7 +49,11 @@ Per package (s/candidate: median and mean over the candidates):
   `null-` scratch workspace: tasks the screen did not model) and collect-only runs (import-time
   tasks); the leak scan (`verification.scan_seconds`); the rest of `make_task` for the tasks
   (materialization, bytecode, apply, statement, record); and `make_task` of the candidates it
-  rejected, its fresh processes apart.
+  rejected, its fresh processes apart;
+- the fresh-run floor: the confirmation's one fresh run of each screened task (min, median):
+  what a method that proves each candidate in a process of its own cannot go below however few
+  tests it runs (the interpreter is forked warm, but the project is imported and its covering
+  test files collected anew); whole/floor is the best such a method's ratio can be.
 
 With --audit, every task the targeted pass emitted is then built again in audit mode
 (`verify.full_suite: true`: the whole suite in both states, compared with the targeted labels),
@@ -505,6 +509,11 @@ def measure_package(package: str, args: argparse.Namespace, cache: Path, box: Sa
     if audit is not None:
         print(f"audit mode agrees            {audit[0]}/{audit[1]} tasks  "
               "(verify.full_suite: whole suite in both states)")
+    fresh = sorted(t.label_runs for t in targeted.values() if t.status == "task" and t.screen)
+    if fresh:
+        floor = fresh[0]
+        print(f"fresh-run floor s/task       min {floor:.3f}  median {statistics.median(fresh):.3f}  "
+              f"whole/min {ratio(w_med, floor):.1f}x  (one screened task's confirmation run)")
     total = sum(t.wall for t in targeted.values())
     print(f"where targeted time goes     {total:.1f} s over {len(chosen)} candidates")
     for what, seconds, note in breakdown(targeted):

@@ -306,6 +306,8 @@ def ingest(source: str, ref: str | None, repeats: int, timeout: float, max_size_
         "tests": len(src.baseline.tests), "stable": len(src.baseline.stable),
         "flaky": len(src.baseline.flaky), "failing": len(src.baseline.failing),
         "baseline_seconds": list(src.baseline.run_seconds),
+        "alone_seconds": src.baseline.isolated_seconds,
+        "alone_unmeasured": src.baseline.isolated_unmeasured,
         "hung": list(src.baseline.hung), "import_errors": src.baseline.collection_errors,
     }
     src.project.parsed_files()  # parse every source file now, so syntax errors are reported
@@ -315,7 +317,7 @@ def ingest(source: str, ref: str | None, repeats: int, timeout: float, max_size_
         return
     table = Table(show_header=False, title=f"ingest: {src.snapshot.name}")
     for key in ("source", "snapshot", "commit", "license", "tests", "stable", "flaky", "failing",
-                "baseline_seconds"):
+                "baseline_seconds", "alone_seconds", "alone_unmeasured"):
         table.add_row(key, escape(str(info[key])))
     table.add_row("environment", f"{src.env.key} (python {src.env.spec.python}, "
                                  f"built in {src.env.build_seconds}s)")

@@ -311,6 +311,9 @@ class SourceReport:
     notes: tuple[str, ...] = ()
     import_errors: dict[str, str] = field(default_factory=dict)  # test file -> its error
     hung: tuple[str, ...] = ()  # tests left out: each ran past the per-test limit
+    # the baseline's run with every test alone (Python): its seconds, the tests it missed
+    alone_seconds: float = 0.0
+    alone_unmeasured: int = 0
 
     @property
     def stable_share(self) -> float:
@@ -329,7 +332,8 @@ class SourceReport:
                 "tried": self.tried, "tasks": self.tasks,
                 "yield": None if self.yield_share is None else round(self.yield_share, 4),
                 "decisions": list(self.decisions), "notes": list(self.notes),
-                "import_errors": dict(self.import_errors), "hung": list(self.hung)}
+                "import_errors": dict(self.import_errors), "hung": list(self.hung),
+                "alone_seconds": self.alone_seconds, "alone_unmeasured": self.alone_unmeasured}
 
 
 def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
@@ -357,7 +361,8 @@ def ingest_recipe(recipe_path: str | Path, *, cache: Path, sandbox: Sandbox,
             candidates=found, tried=run.get("tried") if run else None,
             tasks=run.get("emitted") if run else None, decisions=src.env.spec.decisions,
             notes=src.notes, import_errors=src.baseline.collection_errors,
-            hung=src.baseline.hung)
+            hung=src.baseline.hung, alone_seconds=src.baseline.isolated_seconds,
+            alone_unmeasured=src.baseline.isolated_unmeasured)
     for entry in aside:
         row = entry.to_dict()
         by_spec[entry.spec] = SourceReport(name=row["name"], source=row["source"],

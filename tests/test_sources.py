@@ -434,6 +434,7 @@ def test_generate_goes_on_past_a_failing_source_and_the_report_says_why(tmp_path
     assert rows["good"]["tasks"] == 1 and rows["good"]["tried"] == 1 and rows["good"]["yield"] == 1
     assert rows["good"]["candidates"] == 1 and rows["good"]["stable_share"] == 1
     assert rows["good"]["env_build_seconds"] > 0 and len(rows["good"]["baseline_seconds"]) == 2
+    assert rows["good"]["alone_seconds"] > 0 and rows["good"]["alone_unmeasured"] == 0
     assert rows["good"]["decisions"]
     assert rows["broken"]["failed"] == by_name["broken"]["failed"]
     assert data["totals"]["ingested"] == 1 and data["totals"]["yield"] == 1

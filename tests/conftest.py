@@ -7,6 +7,7 @@ session-scoped cache directory, so each small project's environment is built onc
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# A suite started as a background job of a shell without job control (`cmd &` in a script, as
+# some CI runners do) inherits SIGINT ignored, and so would every process it starts: the
+# Ctrl-C tests would then test nothing. Python's own handler, as in a terminal.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SANDBOX_WARNING = "warning: sandbox"

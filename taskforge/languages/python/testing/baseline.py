@@ -32,7 +32,8 @@ from taskforge.workspace import scratch_copy, scratch_dir
 FORMAT = 7
 # The isolated run may take this many times the slowest ordered run (at least
 # ISOLATED_MIN_SECONDS, at most the suite's timeout); what it measured by then stays. Forking
-# and measuring each test alone costs ~20 ms a test: 14x a run of click's 2,459 tests.
+# and measuring each test alone costs ~20 ms a test: 3.4-13.5x a plain run on six packages
+# (bench/testmap_cost.py; click's 2,459 tests 9.8x).
 ISOLATED_RUNS = 30
 ISOLATED_MIN_SECONDS = 120.0
 # More hung tests than this: the suite, not a test, is the problem (each costs a restart).
@@ -154,6 +155,7 @@ def _isolated_map(snapshot: Snapshot, runner: Runner, results: Path, hung: list[
                         test_map=probe, exclude=hung,
                         extra_env={"TASKFORGE_ISOLATED_TIMEOUT": f"{test_timeout:g}"})
     return (probe, workspace), run.wall_seconds
+
 
 # What a suite prints when it reaches for the network the sandbox denies.
 _NETWORK_ERRORS = ("Temporary failure in name resolution", "Name or service not known",

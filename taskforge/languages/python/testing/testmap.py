@@ -81,11 +81,7 @@ def read_trace_map(trace_file: Path, workspace: Path, tests: tuple[str, ...]) ->
 def read_isolated_map(out: Path, workspace: Path, tests: tuple[str, ...]) -> TestMap:
     """The map of the run that measures every test alone (pytest_plugin/taskforge_isolated.py:
     one JSON line per test; a test it could not measure has none of its lines)."""
-    if not out.exists():
-        return {}, {}
-    measured = (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()
-                if line)
-    return _lines_map(((False, entry["test"], entry["files"]) for entry in measured
+    return _lines_map(((False, entry["test"], entry["files"]) for entry in _alone(out)
                        if "files" in entry),
                       workspace, {test_id: (i,) for i, test_id in enumerate(tests)})
 
@@ -93,10 +89,14 @@ def read_isolated_map(out: Path, workspace: Path, tests: tuple[str, ...]) -> Tes
 def measured_alone(out: Path) -> set[str]:
     """The tests the isolated run measured (not those whose forks ran too long or ended
     early, nor those it did not reach)."""
+    return {entry["test"] for entry in _alone(out) if "files" in entry}
+
+
+def _alone(out: Path) -> list[dict]:
+    """The isolated run's entries, one a test it reached."""
     if not out.exists():
-        return set()
-    entries = (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line)
-    return {entry["test"] for entry in entries if "files" in entry}
+        return []
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line]
 
 
 def _lines_map(parts: Iterable[tuple[bool, str, dict[str, list[int]]]], workspace: Path,

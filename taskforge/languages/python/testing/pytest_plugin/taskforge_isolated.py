@@ -157,9 +157,9 @@ class Isolated:
     def _collect(self, pid, read_end):
         """The fork's measurement and None, or None and why there is none (it ran past the
         timeout, or ended before it sent everything: the test ended its process, or the
-        measurement failed, on stderr). Its
-        process group (what the test started, too) is ended either way, before the fork is
-        reaped: until then no other group can take its number."""
+        measurement failed, on stderr). Its process group (what the test started, too) is
+        ended either way, before the fork is reaped: until then no other group can take its
+        number."""
         received = bytearray()
         missing = None
         deadline = time.monotonic() + self.timeout

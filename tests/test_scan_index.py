@@ -122,3 +122,44 @@ def test_a_fingerprint_no_word_of_the_tree_holds_is_never_searched(tmp_path: Pat
         assert index.might_hold(present) and index.occurrences(present) == (0,), present
     for absent in (b"qux.baz", b"foo_bar.bazz", b"x_y"):
         assert not index.might_hold(absent), absent
+
+
+def test_a_needle_is_searched_only_where_its_words_are(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shards narrow the search by the words a needle's runs must lie in; whatever the
+    needle's runs (whole words inside it, the end of a word at its start, the start of one at
+    its end, part of one word), the entries found are exactly those holding it."""
+    import random
+
+    from taskforge.sanitize import envindex
+
+    monkeypatch.setattr(envindex, "SHARD_BYTES", 200)  # many shards of a few files each
+    rng = random.Random(7)
+    vocabulary = ["alpha", "beta_gamma", "delta9", "Epsilon", "zeta", "eta_theta_iota",
+                  "kappa", "lambda_", "mu", "nu_xi"]
+    texts = []
+    for n in range(60):
+        words = rng.choices(vocabulary[: 3 + n % 8], k=rng.randint(5, 40))
+        text = "".join(w + rng.choice([" ", ".", "(", ") ", "\n", " = "]) for w in words)
+        texts.append(text.encode())
+        (tmp_path / f"f{n:02d}.py").write_bytes(texts[-1])
+    index = tree_index(tmp_path)
+    order = [index.labels[k][0] for k in range(len(index.starts))]
+    data = dict(zip([f"f{n:02d}.py" for n in range(60)], texts, strict=True))
+    needles = {b"nu_xi", b"theta_io", b"a(zeta", b"ta.kap", b"mu = ", b"9 delta", b"lambda_\n",
+               b"absent_word", b"zeta.alpha.", b") ", b"xi = nu_"}
+    for text in texts[:20]:
+        for _ in range(10):
+            i = rng.randrange(len(text) - 2)
+            needles.add(text[i:i + rng.randint(2, 14)])
+    for needle in sorted(needles):
+        expected = tuple(k for k, rel in enumerate(order) if needle in data[rel])
+        assert index.occurrences(needle) == expected, needle
+        assert index.might_hold(needle) or not expected, needle
+    assert len(index.spans) > 10
+    assert not index.might_hold(b"absent_word") and not index.might_hold(b"ta_gamma_x")
+    # The same with every edge run too common to narrow by (every shard searched).
+    monkeypatch.setattr(envindex, "MATCHED_WORDS", 1)
+    fresh = envindex.TreeIndex(tmp_path)
+    for needle in sorted(needles):
+        assert fresh.occurrences(needle) == index.occurrences(needle), needle

@@ -39,6 +39,12 @@ _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 _SPACES = bytes(c if c in _WORD_BYTES else 32 for c in range(256))
 _SEGMENT = re.compile(rb"[A-Za-z0-9_]+")
 WORDS_PIECE = 8 * 1024 * 1024
+# A shard: consecutive entries of about this many bytes (a bigger entry is one of its own).
+# Each word of the corpus knows its shards, so a needle is searched only in those that have
+# all its words: smaller shards narrow more, and cost more words to remember.
+SHARD_BYTES = 1024 * 1024
+FEW_SHARDS = 4  # searching this many shards costs about what narrowing them further would
+MATCHED_WORDS = 2000  # words holding a needle's edge run beyond which every shard is searched
 
 
 def tree_signature(root: Path) -> tuple[tuple[str, int, int, int], ...]:
@@ -131,7 +137,11 @@ class TreeIndex:
             corpus.file.flush()
         self.corpus = mmap.mmap(corpus.file.fileno(), 0, access=mmap.ACCESS_READ)
         self._found: dict[bytes, tuple[int, ...]] = {}
-        self._words: bytes | None = None  # the corpus's distinct words, on first search
+        # the corpus's shards (byte spans), its distinct words and the shards of each, on
+        # first search (`_word_index`)
+        self.spans: list[tuple[int, int]] = []
+        self._words = b""
+        self._word_shards: dict[bytes, int] | None = None
         self._lock = threading.Lock()
 
     def entry_at(self, offset: int) -> int:
@@ -143,7 +153,7 @@ class TreeIndex:
         snapshot search for many of the same words (its names, its idioms)."""
         found = self._found.get(needle)
         if found is None:
-            found = tuple(self._find_all(needle)) if self.might_hold(needle) else ()
+            found = tuple(self._find_all(needle, self._shards_of(needle)))
             with self._lock:
                 if len(self._found) >= REMEMBERED:
                     self._found.clear()
@@ -151,44 +161,116 @@ class TreeIndex:
         return found
 
     def might_hold(self, needle: bytes) -> bool:
-        """False when the corpus cannot hold `needle`: one of its runs of word characters
-        is in no word of the corpus (a run inside `needle` lies inside a word wherever
-        `needle` occurs). The corpus's distinct words are a few MB where it is a hundred or
-        more: most of a task's fingerprints are names the environment never mentions."""
-        segments = _SEGMENT.findall(needle)
-        if not segments:
-            return True
-        words = self._distinct_words()
-        return all(segment in words for segment in segments)
+        """False when the corpus cannot hold `needle` (see `_shards_of`)."""
+        return self._shards_of(needle, few=0) != 0
 
-    def _distinct_words(self) -> bytes:
-        with self._lock:
-            if self._words is None:
-                words: set[bytes] = set()
-                corpus, size, i = self.corpus, len(self.corpus), 0
-                while i < size:
-                    j = min(size, i + WORDS_PIECE)
-                    while j < size and corpus[j] in _WORD_BYTES:  # never cut a word in two
-                        j += 1
-                    words.update(corpus[i:j].translate(_SPACES).split())
-                    i = j
-                self._words = b"\n".join(sorted(words))
-            return self._words
+    def _shards_of(self, needle: bytes, few: int = FEW_SHARDS) -> int:
+        """The shards that may hold `needle`, as bits: those where each of its runs of word
+        characters lies in a word. A run with a non-word byte on both sides within `needle`
+        is a whole word wherever `needle` occurs; one at its start ends a word, one at its
+        end begins one, and a needle that is one run lies anywhere inside a word. Most of a
+        task's fingerprints are names the environment never mentions (no shard), and the
+        rest are rare words (a few shards of a hundred or more). The edge runs are not
+        looked at once `few` shards or fewer are left."""
+        word_shards, everywhere = self._word_index()
+        mask = everywhere
+        edges = []
+        for run in _SEGMENT.finditer(needle):
+            starts, ends = run.start() == 0, run.end() == len(needle)
+            if starts or ends:
+                edges.append((run.group(), starts, ends))
+            else:
+                mask &= word_shards.get(run.group(), 0)
+            if not mask:
+                return 0
+        # The edge runs' words are looked up in all the words (a few MB): worth it only
+        # while more shards are left than that would cost to search.
+        for run, starts, ends in sorted(edges, key=lambda e: -len(e[0])):
+            if mask.bit_count() <= few:
+                break
+            mask &= self._shards_of_words(run, starts, ends)
+        return mask
 
-    def _find_all(self, needle: bytes) -> Iterator[int]:
-        i = self.corpus.find(needle)
+    def _shards_of_words(self, run: bytes, starts: bool, ends: bool) -> int:
+        """The shards of every word that holds `run`: ends with it (`starts`: `run` begins
+        the needle, so the word may begin before it), begins with it (`ends`), or holds it
+        anywhere (both). `_words` has a newline before and after each word."""
+        words = self._words
+        word_shards, everywhere = self._word_index()
+        pattern = run if starts and ends else (run + b"\n" if starts else b"\n" + run)
+        mask, seen = 0, 0
+        i = words.find(pattern)
         while i != -1:
-            k = self.entry_at(i)
-            yield k
-            if k + 1 >= len(self.starts):
-                return
-            i = self.corpus.find(needle, self.starts[k + 1])
+            seen += 1
+            if seen > MATCHED_WORDS:
+                return everywhere  # too common to narrow down: search every shard
+            if starts and ends:
+                begin, end = words.rfind(b"\n", 0, i) + 1, words.find(b"\n", i + len(run))
+            elif starts:
+                begin, end = words.rfind(b"\n", 0, i) + 1, i + len(run)
+            else:
+                begin = i + 1
+                end = words.find(b"\n", begin + len(run))
+            mask |= word_shards.get(words[begin:end], 0)
+            i = words.find(pattern, end)
+        return mask
+
+    def _word_index(self) -> tuple[dict[bytes, int], int]:
+        """Each distinct word of the corpus with the shards (bits) it is in, and the mask of
+        every shard; `_words` is the words sorted, one a line. Built on first search."""
+        with self._lock:
+            if self._word_shards is None:
+                corpus, word_shards = self.corpus, {}
+                spans = _spans(self.starts, self.ends)
+                for bit, (first, last) in enumerate(spans):
+                    words: set[bytes] = set()
+                    i, size = first, last
+                    while i < size:
+                        j = min(size, i + WORDS_PIECE)
+                        while j < size and corpus[j] in _WORD_BYTES:  # never cut a word in two
+                            j += 1
+                        words.update(corpus[i:j].translate(_SPACES).split())
+                        i = j
+                    flag = 1 << bit
+                    for word in words:
+                        word_shards[word] = word_shards.get(word, 0) | flag
+                self.spans = spans
+                self._words = b"\n" + b"\n".join(sorted(word_shards)) + b"\n"
+                self._word_shards = word_shards
+            return self._word_shards, (1 << len(self.spans)) - 1
+
+    def _find_all(self, needle: bytes, mask: int) -> Iterator[int]:
+        """The entries holding `needle` among those of the shards in `mask`."""
+        corpus = self.corpus
+        for bit, (first, last) in enumerate(self.spans):
+            if not mask >> bit & 1:
+                continue
+            i = corpus.find(needle, first, last)
+            while i != -1:
+                k = self.entry_at(i)
+                yield k
+                i = corpus.find(needle, self.ends[k], last)
 
     def holds(self, k: int, needle: bytes) -> bool:
         return self.corpus.find(needle, self.starts[k], self.ends[k]) != -1
 
     def data(self, k: int) -> bytes:
         return self.corpus[self.starts[k]:self.ends[k]]
+
+
+def _spans(starts: list[int], ends: list[int]) -> list[tuple[int, int]]:
+    """Consecutive entries grouped into shards of about SHARD_BYTES: (first byte, end)."""
+    spans: list[tuple[int, int]] = []
+    first = None
+    for start, end in zip(starts, ends, strict=True):
+        if first is None:
+            first = start
+        if end - first >= SHARD_BYTES:
+            spans.append((first, end))
+            first = None
+    if first is not None:
+        spans.append((first, ends[-1]))
+    return spans
 
 
 _lock = threading.Lock()

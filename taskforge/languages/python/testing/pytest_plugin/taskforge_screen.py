@@ -32,6 +32,7 @@ import gc
 import importlib
 import json
 import os
+import select
 import signal
 import time
 import types
@@ -138,23 +139,22 @@ def _fork_job(session, items_by_id, index, job, timeout):
             os._exit(code)
     os.close(write_fd)
     deadline = time.monotonic() + timeout
-    chunks = []
-    os.set_blocking(read_fd, False)
+    chunks, timed_out = [], False
     while True:
-        try:
-            chunk = os.read(read_fd, 1 << 16)
-            if chunk:
-                chunks.append(chunk)
-            else:
-                break  # the child closed the pipe
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                break
-            time.sleep(0.005)
+        # Woken by the child's output or its end, not polled: a job of quick tests costs a
+        # few milliseconds, and a polling interval would be most of it.
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+            timed_out = True
+            os.kill(pid, signal.SIGKILL)
+            break
+        chunk = os.read(read_fd, 1 << 16)
+        if not chunk:
+            break  # the child closed the pipe
+        chunks.append(chunk)
     os.close(read_fd)
     os.waitpid(pid, 0)
-    if time.monotonic() > deadline:
+    if timed_out:
         return {"outcomes": None, "unscreenable": "timeout"}
     try:
         return json.loads(b"".join(chunks) or b"null") or {"outcomes": None,

@@ -28,6 +28,25 @@ import time
 
 import pytest  # noqa: F401  (the point of this process: imported once, before any fork)
 
+
+def _import_pytests_own() -> None:
+    """What every run imports besides `pytest` and the project: pytest's built-in plugins and
+    the standard modules they pull in (~10 ms a run). None of them reads the environment or
+    the working directory on import, so a run sees what it would have imported itself;
+    third-party plugins are left to the run, since one may (`readline` too: it reads
+    HOME's .inputrc)."""
+    import importlib
+
+    from _pytest.config import default_plugins
+
+    names = [f"_pytest.{name}" for name in default_plugins]
+    for name in (*names, "unittest", "xml.etree.ElementTree", "tomllib", "difflib", "pickle"):
+        with contextlib.suppress(ImportError):  # an older pytest or Python lacks some
+            importlib.import_module(name)
+
+
+_import_pytests_own()
+
 # What `sys.path` holds besides the script's directory and PYTHONPATH: the standard library,
 # site-packages and what their .pth files add. A run puts its own head before it.
 _STARTUP_PYTHONPATH = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]

@@ -23,6 +23,10 @@ from taskforge.workspace import scratch_copy, scratch_dir
 # The trivial solutions, by the name `Strategy.apply(body=...)` knows them: the text each puts
 # where the task has `raise NotImplementedError` (delete/syntax.py's BODIES).
 NULL_BODIES = {"pass": "pass", "return-none": "return None"}
+# The one the screen runs for them all: as the server compiles them (a function of its own
+# whose body is `pass`, or `return None`), the stubs are the same bytecode, so one run's
+# outcomes are the other's. The confirmation, on real files, runs each (when not screened).
+SCREENED_NULL = "pass"
 
 SCREEN_PLUGIN = "taskforge_screen"
 BODIES = ("raise", "pass", "return-none", "original")
@@ -131,7 +135,7 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
         return min(timeout, 2.0 + 4 * sum(durations.get(t, 1.0) for t in tests))
 
     def job_for(c: Candidate, runs: int) -> ScreenJob:
-        # The task state `runs` times; then, in the same server, each trivial solution once
+        # The task state `runs` times; then, in the same server, the trivial solution once
         # on the tests that failed in every run, and the original code once on them (the
         # reference state in the same selected context as the task state; the baseline
         # already passed them `repeats` times in the whole suite). Fastest tests first, and
@@ -144,7 +148,7 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
                          targets=c.targets, body="raise", tests=c.covering_tests, repeats=runs,
                          timeout=job_timeout(c.covering_tests),
                          then=tuple((f"{c.key}\0{body}", body)
-                                    for body in (*NULL_BODIES, "original")),
+                                    for body in (SCREENED_NULL, "original")),
                          order=tuple(sorted(c.covering_tests,
                                             key=lambda t: (durations.get(t, 1.0), t))))
 
@@ -175,7 +179,7 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
     failing = {k: tuple(r.failing_in_every_run()) for k, r in usable.items()
                if r.failing_in_every_run() and not r.unstable()}
     second = {(k, b): r for (k, b), r in reported.items() if b != "raise"}
-    null_runs = {body: {k: r for (k, b), r in second.items() if b == body} for body in NULL_BODIES}
+    null_runs = {k: r for (k, b), r in second.items() if b == SCREENED_NULL}
     reference = {k: r for (k, b), r in second.items() if b == "original"}
     verdicts: dict[str, Screened] = {}
     for candidate in candidates:
@@ -184,18 +188,14 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
         if result is None:
             verdicts[key] = NOT_SCREENED
             continue
-        spent = [result, *(n[key] for n in null_runs.values() if key in n),
-                 *([reference[key]] if key in reference else [])]
-        nulls: dict[str, dict[str, int]] | None = {}
-        for body, results in null_runs.items():
-            null = results.get(key)
-            if null is None or (null.unscreenable and not null.timed_out) or nulls is None:
-                nulls = None
-                continue
+        null = null_runs.get(key)
+        spent = [result, *([null] if null else []), *([reference[key]] if key in reference else [])]
+        nulls: dict[str, dict[str, int]] | None = None
+        if null is not None and (not null.unscreenable or null.timed_out):
             # A trivial solution that hangs passes nothing; one that fails a test was stopped
             # there, so `passed` counts the tests it passed before its first failure.
             passed = 0 if null.timed_out else sum(o == "passed" for o in null.runs[0].values())
-            nulls[body] = {"passed": passed, "of": len(failing[key])}
+            nulls = {body: {"passed": passed, "of": len(failing[key])} for body in NULL_BODIES}
         ref = reference.get(key)
         ref_runs = 0 if ref is None or ref.unscreenable else len(ref.runs)
         ref_failures = ref.failing_in_every_run() + ref.unstable() if ref and ref_runs else []

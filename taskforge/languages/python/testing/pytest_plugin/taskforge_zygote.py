@@ -32,9 +32,9 @@ import pytest  # noqa: F401  (the point of this process: imported once, before a
 def _import_pytests_own() -> None:
     """What every run imports besides `pytest` and the project: pytest's built-in plugins and
     the standard modules they pull in (~10 ms a run). None of them reads the environment or
-    the working directory on import, so a run sees what it would have imported itself;
-    third-party plugins are left to the run, since one may (`readline` too: it reads
-    HOME's .inputrc)."""
+    the working directory on import, so a run sees what it would have imported itself.
+    Third-party plugins are left to the run (one may read them), and so is `readline` (it
+    reads HOME's .inputrc)."""
     import importlib
 
     from _pytest.config import default_plugins

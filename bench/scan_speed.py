@@ -23,15 +23,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from taskforge.cache import cache_root
-from taskforge.ingest import ingest
+from taskforge.ingest import IngestedSource, ingest
 from taskforge.languages.python.delete.stub_function import StubFunction
 from taskforge.languages.strategy import SelectOptions, TaskOptions
-from taskforge.model import SourceSpec
+from taskforge.model import Candidate, SourceSpec
 from taskforge.sandbox import get_sandbox
 from taskforge.sanitize import ScanStats, fingerprint_workspace, sanitize_workspace, scan
+from taskforge.sanitize.fingerprints import Fingerprints
 
 
 def grep_patterns(fingerprints) -> list[str]:
@@ -40,6 +42,24 @@ def grep_patterns(fingerprints) -> list[str]:
         lines += [ln.strip() for ln in f.text.splitlines() if ln.strip()] if f.kind == "block" \
             else [f.text]
     return sorted(set(lines))
+
+
+def task_workspaces(source: IngestedSource, count: int, scratch: Path
+                    ) -> Iterator[tuple[Candidate, Path, Fingerprints]]:
+    """The `count` longest stub-function candidates of `source`, each with its task workspace
+    under `scratch` (deletion applied, sanitized, fresh git) and its deletion's fingerprints."""
+    strategy = StubFunction()
+    candidates = strategy.candidates(source.project, source.baseline, SelectOptions())
+    for n, candidate in enumerate(sorted(candidates, key=lambda c: -c.body_lines)[:count]):
+        deletion = strategy.apply(source.project, candidate, TaskOptions())
+        ws = scratch / f"ws{n}"
+        shutil.copytree(source.snapshot.root, ws, symlinks=True)
+        originals = {}
+        for rel, text in deletion.new_texts.items():
+            originals[rel] = (ws / rel).read_text()
+            (ws / rel).write_text(text)
+        sanitize_workspace(ws)
+        yield candidate, ws, fingerprint_workspace(ws, originals)
 
 
 def best(fn, repeat: int) -> tuple[float, object]:
@@ -67,9 +87,6 @@ def main() -> int:
         else SourceSpec(kind="path", location=args.source)
     source = ingest(spec, cache=cache, base_dir=Path.cwd(), sandbox=get_sandbox("none"),
                     repeats=2, timeout=600, log=lambda m: print(f"  {m}", file=sys.stderr))
-    strategy = StubFunction()
-    candidates = strategy.candidates(source.project, source.baseline, SelectOptions())
-    candidates = sorted(candidates, key=lambda c: -c.body_lines)[:args.tasks]
     env_dir = Path(args.env) if args.env else source.env.venv
     print(f"source {args.source}: snapshot {source.snapshot.id[:12]}, environment {env_dir}")
     print(f"{'task':44} {'fps':>4} {'pats':>4} {'grep s':>8} {'scan s':>8} {'ratio':>6}  "
@@ -77,16 +94,8 @@ def main() -> int:
     totals = [0.0, 0.0]
     ratios = []
     with tempfile.TemporaryDirectory(prefix="scan-bench-") as scratch:
-        for n, candidate in enumerate(candidates):
-            deletion = strategy.apply(source.project, candidate, TaskOptions())
-            ws = Path(scratch) / f"ws{n}"
-            shutil.copytree(source.snapshot.root, ws, symlinks=True)
-            originals = {}
-            for rel, text in deletion.new_texts.items():
-                originals[rel] = (ws / rel).read_text()
-                (ws / rel).write_text(text)
-            sanitize_workspace(ws)
-            fps = fingerprint_workspace(ws, originals)
+        for n, (candidate, ws, fps) in enumerate(task_workspaces(source, args.tasks,
+                                                                 Path(scratch))):
             pattern_file = Path(scratch) / f"fps{n}.txt"
             pattern_file.write_text("\n".join(grep_patterns(fps)) + "\n")
             roots = [ws, env_dir]

@@ -118,9 +118,9 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, runner: Runner, *,
 
 def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Screened]:
     """Screen candidates with the forking fast path: the task state `repeats - 1` times (at
-    least once; the confirmation runs it once more), then each trivial solution and the
-    original code once on the tests that failed. `runner`: the request's environment,
-    sandbox, time limit and cache."""
+    least once; the confirmation runs it once more), then the trivial solution (one run
+    scores both: `SCREENED_NULL`) and the original code once on the tests that failed.
+    `runner`: the request's environment, sandbox, time limit and cache."""
 
     req = request
     candidates, repeats, timeout, pool = req.candidates, req.repeats, runner.timeout, req.pool

@@ -191,10 +191,10 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
         null = null_runs.get(key)
         spent = [result, *([null] if null else []), *([reference[key]] if key in reference else [])]
         nulls: dict[str, dict[str, int]] | None = None
-        if null is not None and (not null.unscreenable or null.timed_out):
-            # A trivial solution that hangs passes nothing; one that fails a test was stopped
-            # there, so `passed` counts the tests it passed before its first failure.
-            passed = 0 if null.timed_out else sum(o == "passed" for o in null.runs[0].values())
+        if null is not None and not null.unscreenable:
+            # One that fails a test was stopped there, so `passed` counts the tests it
+            # passed before its first failure.
+            passed = sum(o == "passed" for o in null.runs[0].values())
             nulls = {body: {"passed": passed, "of": len(failing[key])} for body in NULL_BODIES}
         ref = reference.get(key)
         ref_runs = 0 if ref is None or ref.unscreenable else len(ref.runs)
@@ -209,6 +209,10 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
                                  "every covering test passes with the feature deleted")
         elif ref_failures:
             rejection = Rejected("reference-fails", ref_failures[0])
+        elif null is not None and null.timed_out:
+            # Cut off at the screen's short limit, it might still pass under a grader's
+            # longer one (a wait that gives up quietly): undecided, so no task.
+            rejection = Rejected("timeout", "a trivial solution hangs")
         elif nulls:
             rejection = null_rejection(nulls, NULL_BODIES)
         verdicts[key] = Screened(

@@ -116,6 +116,9 @@ def _run_job(session, items_by_id, index, job):
 
 
 def _fork_job(session, items_by_id, index, job, timeout):
+    # The session's objects are never collected in a child: a test that triggers a full
+    # collection does not walk (and copy) every page of the collected session.
+    gc.freeze()
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: never returns

@@ -341,7 +341,32 @@ def read_tree(root: Path) -> dict[str, bytes]:
     return out
 
 
-def fingerprint_workspace(workspace: Path, original_texts: Mapping[str, str | bytes]
+def read_files(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
+    """The files of `paths` (relative POSIX paths under `root`) that `read_tree(root)` would
+    read, by the same rules on each path's directories and name."""
+    out: dict[str, bytes] = {}
+    for rel in paths:
+        parts = PurePosixPath(rel).parts
+        here, kept = Path(root), True
+        for i, name in enumerate(parts[:-1]):
+            if name in VCS_DIRS or (here / name).is_symlink() \
+                    or match_dir(parts[:i + 1], here / name) is not None:
+                kept = False
+                break
+            here = here / name
+        path = here / parts[-1]
+        if kept and not path.is_symlink() and path.is_file() and not match_file(parts[-1]):
+            out[rel] = path.read_bytes()
+    return out
+
+
+def fingerprint_workspace(workspace: Path, original_texts: Mapping[str, str | bytes], *,
+                          lacking: Iterable[str] = (), lacking_from: Path | None = None
                           ) -> Fingerprints:
-    """`fingerprint_deletion` against a task workspace on disk as the remaining tree."""
-    return fingerprint_deletion(original_texts, read_tree(workspace))
+    """`fingerprint_deletion` against a task workspace on disk as the remaining tree.
+    `lacking`: files of the task tree the workspace does not hold (yet), read from
+    `lacking_from` (the snapshot): an agent's workspace lacks its hidden tests."""
+    tree = read_tree(workspace)
+    if lacking_from is not None:
+        tree.update(read_files(lacking_from, lacking))
+    return fingerprint_deletion(original_texts, tree)

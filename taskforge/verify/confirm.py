@@ -19,7 +19,7 @@ from taskforge.languages.base import Language, Runner, Screened, ScreenRequest
 from taskforge.languages.strategy import Strategy, TaskOptions
 from taskforge.materialize import materialize
 from taskforge.model import Candidate, TaskRecord
-from taskforge.patches import diff_texts
+from taskforge.patches import apply_patch, diff_texts
 from taskforge.sandbox import Sandbox
 from taskforge.sanitize import fingerprint_workspace
 from taskforge.statement import problem_statement, quotes_body
@@ -27,6 +27,7 @@ from taskforge.verify.gates import (
     collection_gate,
     leak_scan_gate,
     null_rejection,
+    scan_gate,
     score_null_solution,
 )
 from taskforge.verify.protocol import audit_labels, check_labels, collection_breaks, label_tests
@@ -62,6 +63,27 @@ def hidden_tests(language: Language, root: Path, fail_to_pass: list[str],
             raise Rejected("test-not-hideable", f"{path}: not UTF-8") from None
         hidden[path] = (text, "100755" if os.access(file, os.X_OK) else "100644")
     return hidden
+
+
+def task_patches(new_texts: dict[str, str], originals: dict[str, str],
+                 hidden: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """The record's `deletion_patch` (the deletion, and the hidden test files deleted) and
+    `test_patch` (those files back)."""
+    modes = {p: mode for p, (_text, mode) in hidden.items()}
+    task_patch = diff_texts({**{p: (originals[p], t) for p, t in new_texts.items()},
+                             **{p: (text, None) for p, (text, _mode) in hidden.items()}}, modes)
+    test_patch = diff_texts({p: (None, text) for p, (text, _mode) in hidden.items()}, modes)
+    return task_patch, test_patch
+
+
+def restore_hidden_tests(workspace: Path, test_patch: str, hidden: dict[str, tuple[str, str]],
+                         snapshot_root: Path) -> None:
+    """Apply `test_patch` to the agent's workspace, as a grader does; it must give back the
+    snapshot's very bytes (else Rejected: the graded tests would not be the verified ones)."""
+    apply_patch(workspace, test_patch)
+    for path in hidden:
+        if (workspace / path).read_bytes() != (snapshot_root / path).read_bytes():
+            raise Rejected("test-patch-does-not-restore", path)
 
 
 def run_timeout(source: IngestedSource, limit: float) -> float:
@@ -142,11 +164,38 @@ class Verifier:
         tests = list(candidate.covering_tests)
         language = source.language
         runner = self.runner
+        # A screened candidate's FAIL_TO_PASS is known before its confirmation (which must
+        # find the very same, else `screen-disagrees`), and so are its hidden tests: one
+        # workspace serves the leak scan, as the agent gets it, and then the confirmation,
+        # with `test_patch` applied as a grader applies it. Otherwise the confirmation runs
+        # on the source-only deletion and the scan on a workspace of its own, afterwards.
+        hidden: dict[str, tuple[str, str]] | None = None
+        task_patch = test_patch = ""
+        sanitizer: dict[str, Any] | None = None
+        scan_seconds = 0.0
+        if screened.screened:
+            hidden = {} if options.tests_visible else \
+                hidden_tests(language, source.snapshot.root, sorted(screened.fail_to_pass),
+                             set(originals))
+            task_patch, test_patch = task_patches(deletion.new_texts, originals, hidden)
         with warm_dir(cache, prefix="verify-") as scratch:
-            workspace = self.workspace(deletion_patch, set(originals), scratch / "workspace")
-            # Fingerprints of the deleted code against the task tree (bytecode aside), before
-            # any test runs in it.
-            fingerprints = fingerprint_workspace(workspace, originals)
+            if hidden is not None:
+                workspace, removed = materialize(task_patch, source.snapshot.root,
+                                                 scratch / "workspace")
+                # Fingerprints of the deleted code against the task tree (bytecode aside),
+                # hidden tests included, before any test runs in it.
+                fingerprints = fingerprint_workspace(workspace, originals, lacking=hidden,
+                                                     lacking_from=source.snapshot.root)
+                scan_started = time.monotonic()
+                sanitizer = scan_gate(workspace, removed, source.snapshot.root,
+                                      source.env.venv, fingerprints)
+                scan_seconds = time.monotonic() - scan_started
+                restore_hidden_tests(workspace, test_patch, hidden, source.snapshot.root)
+                language.set_up_workspace(workspace, source.snapshot, set(originals), runner)
+            else:
+                workspace = self.workspace(deletion_patch, set(originals),
+                                           scratch / "workspace")
+                fingerprints = fingerprint_workspace(workspace, originals)
             errors, missing = collection_breaks(workspace, source.baseline.tests, runner) \
                 if candidate.import_time else ([], [])
             collateral = collection_gate(errors, missing, source.baseline.stable,
@@ -175,14 +224,12 @@ class Verifier:
         if rejection:
             raise rejection
         pass_to_pass = sorted(set(source.baseline.stable) - set(fail_to_pass))
-        # Hidden tests: verification above ran on the source-only deletion; the agent's start
-        # state also lacks the FAIL_TO_PASS test files, which `test_patch` restores.
-        hidden = {} if options.tests_visible else \
-            hidden_tests(language, source.snapshot.root, fail_to_pass, set(originals))
-        modes = {p: mode for p, (_text, mode) in hidden.items()}
-        task_patch = diff_texts({**{p: (originals[p], t) for p, t in deletion.new_texts.items()},
-                                 **{p: (text, None) for p, (text, _mode) in hidden.items()}}, modes)
-        test_patch = diff_texts({p: (None, text) for p, (text, _mode) in hidden.items()}, modes)
+        if hidden is None:
+            # Hidden tests: verification above ran on the source-only deletion; the agent's
+            # start state also lacks the FAIL_TO_PASS test files, which `test_patch` restores.
+            hidden = {} if options.tests_visible else \
+                hidden_tests(language, source.snapshot.root, fail_to_pass, set(originals))
+            task_patch, test_patch = task_patches(deletion.new_texts, originals, hidden)
         audit = {"ran": False, "tests": 0, "disagreements": 0}
         if self.full_suite:
             with warm_dir(cache, prefix="audit-") as scratch:
@@ -194,11 +241,13 @@ class Verifier:
             if problems:
                 raise Rejected("audit-disagrees", problems[0])
             audit = {"ran": True, "tests": len(source.baseline.stable), "disagreements": 0}
-        # The leak scan, on a fresh workspace exactly as the agent gets it, and its environment.
-        scan_started = time.monotonic()
-        sanitizer = leak_scan_gate(task_patch, source.snapshot.root,
-                                   source.env.venv, fingerprints, cache)
-        scan_seconds = time.monotonic() - scan_started
+        if sanitizer is None:
+            # The leak scan, on a fresh workspace exactly as the agent gets it, and its
+            # environment.
+            scan_started = time.monotonic()
+            sanitizer = leak_scan_gate(task_patch, source.snapshot.root,
+                                       source.env.venv, fingerprints, cache)
+            scan_seconds = time.monotonic() - scan_started
         statement = problem_statement(deletion.statement_facts, fail_to_pass, options.statement)
         quoted = quotes_body(statement, deleted_lines(deletion_patch),
                              allowed=deletion.statement_facts.get("quotable", ()))

@@ -1,0 +1,117 @@
+"""A screened candidate's leak scan and confirmation share one workspace: the agent's,
+scanned first, then given `test_patch` as a grader gives it. The record must be the one
+that two workspaces gave (the confirmation on the source-only deletion, the scan on a fresh
+agent's copy afterwards), which is still the path of a candidate the screen did not model.
+
+The fingerprints are the part that could silently change: they are taken against the task
+tree, and the agent's workspace lacks its hidden tests. A name the deleted body shares with
+a hidden test is no fingerprint; forgetting those files makes it one, and the scan then
+finds it at every call site.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT
+
+from taskforge.errors import Rejected
+from taskforge.executors import LocalExecutor
+from taskforge.ingest import ingest
+from taskforge.languages.base import NOT_SCREENED
+from taskforge.languages.strategy import SelectOptions, TaskOptions
+from taskforge.model import SourceSpec
+from taskforge.patches import diff_texts
+from taskforge.sandbox import get_sandbox
+from taskforge.sanitize import fingerprint_workspace, read_tree
+from taskforge.verify.confirm import Verifier, restore_hidden_tests, run_timeout
+
+pytestmark = pytest.mark.slow  # real suites, each candidate verified twice
+
+# What a record is: everything but timings, run logs and how it was verified.
+SAME = ("instance_id", "deletion_patch", "patch", "test_patch", "FAIL_TO_PASS",
+        "PASS_TO_PASS", "problem_statement", "sanitizer", "difficulty")
+
+
+def outcome(verifier: Verifier, candidate, screened) -> tuple:
+    strategy = verifier.source.language.strategy(candidate.strategy)
+    try:
+        record = verifier.make_task(strategy, candidate, screened)
+    except Rejected as rejected:
+        return ("rejected", rejected.reason)
+    sanitizer = {k: v for k, v in record["sanitizer"].items() if k != "stats"}
+    return tuple((field, sanitizer if field == "sanitizer" else record[field]) for field in SAME)
+
+
+@pytest.fixture(scope="module")
+def textkit(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
+    return ingest(SourceSpec(kind="path", location=str(REPO_ROOT / "sample_repos/textkit")),
+                  cache=tf_cache, base_dir=tmp_path_factory.mktemp("textkit"),
+                  sandbox=get_sandbox("none"), repeats=2, timeout=300)
+
+
+@pytest.mark.parametrize("tests_visible", [False, True], ids=["hidden-tests", "visible-tests"])
+def test_one_workspace_gives_the_record_two_gave(textkit, tf_cache: Path,
+                                                 tests_visible: bool) -> None:
+    box = get_sandbox("none")
+    strategy = textkit.language.strategy("stub-function")
+    found = strategy.candidates(textkit.project, textkit.baseline, SelectOptions())[:10]
+    verifier = Verifier(textkit, box, tf_cache, run_timeout(textkit, 300), 2,
+                        TaskOptions(tests_visible=tests_visible))
+    verdicts = verifier.screen(found, LocalExecutor(1))
+    tasks = 0
+    for candidate in found:
+        screened = verdicts[candidate.key]
+        if not screened.screened or screened.rejection:
+            continue
+        one = outcome(verifier, candidate, screened)
+        two = outcome(verifier, candidate, NOT_SCREENED)
+        assert one == two, candidate.symbol
+        tasks += one[0] != "rejected"
+        if not tests_visible and one[0] != "rejected":
+            assert dict(one)["test_patch"]  # the hidden tests were part of it
+    assert tasks >= 5
+
+
+def test_hidden_tests_are_part_of_the_tree_fingerprints_are_taken_against(textkit,
+                                                                          tmp_path: Path
+                                                                          ) -> None:
+    """Positive control for the fingerprints: a name the deleted code shares only with a
+    hidden test file is no fingerprint when that file is counted, and one when forgotten."""
+    root = textkit.snapshot.root
+    path, hidden = "textkit/wrap.py", "tests/test_wrap.py"
+    name = re.search(r"def (test_\w+)", (root / hidden).read_text()).group(1)
+    assert [p for p, data in read_tree(root).items() if name.encode() in data] == [hidden]
+    # The deleted code: a helper that names it, gone from the workspace's copy of wrap.py.
+    original = (root / path).read_text() + f"\n\ndef _helper():\n    return {name}\n"
+    workspace = tmp_path / "ws"
+    shutil.copytree(root, workspace)
+    (workspace / hidden).unlink()
+    counted = fingerprint_workspace(workspace, {path: original}, lacking=[hidden],
+                                    lacking_from=root)
+    forgotten = fingerprint_workspace(workspace, {path: original})
+    shutil.copy2(root / hidden, workspace / hidden)
+    assert counted == fingerprint_workspace(workspace, {path: original})
+    assert name not in {f.text for f in counted.texts}
+    assert name in {f.text for f in forgotten.texts}
+
+
+def test_a_test_patch_that_does_not_give_back_the_tests_is_rejected(textkit,
+                                                                    tmp_path: Path) -> None:
+    root = textkit.snapshot.root
+    hidden = "tests/test_wrap.py"
+    text = (root / hidden).read_text()
+    workspace = tmp_path / "ws"
+    shutil.copytree(root, workspace)
+    (workspace / hidden).unlink()
+    faithful = diff_texts({hidden: (None, text)})
+    restore_hidden_tests(workspace, faithful, {hidden: (text, "100644")}, root)
+    (workspace / hidden).unlink()
+    altered = diff_texts({hidden: (None, text.replace("assert", "assert True or", 1))})
+    with pytest.raises(Rejected) as rejected:
+        restore_hidden_tests(workspace, altered, {hidden: (text, "100644")}, root)
+    assert rejected.value.reason == "test-patch-does-not-restore"
+

@@ -11,12 +11,13 @@ finds it at every call site.
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, make_project
 
 from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
@@ -27,7 +28,8 @@ from taskforge.model import SourceSpec
 from taskforge.patches import diff_texts
 from taskforge.sandbox import get_sandbox
 from taskforge.sanitize import fingerprint_workspace, read_tree
-from taskforge.verify.confirm import Verifier, restore_hidden_tests, run_timeout
+from taskforge.verify.confirm import Verifier, run_timeout
+from taskforge.verify.gates import restore_tests
 
 pytestmark = pytest.mark.slow  # real suites, each candidate verified twice
 
@@ -108,10 +110,51 @@ def test_a_test_patch_that_does_not_give_back_the_tests_is_rejected(textkit,
     shutil.copytree(root, workspace)
     (workspace / hidden).unlink()
     faithful = diff_texts({hidden: (None, text)})
-    restore_hidden_tests(workspace, faithful, {hidden: (text, "100644")}, root)
+    restore_tests(workspace, faithful, root)
     (workspace / hidden).unlink()
     altered = diff_texts({hidden: (None, text.replace("assert", "assert True or", 1))})
     with pytest.raises(Rejected) as rejected:
-        restore_hidden_tests(workspace, altered, {hidden: (text, "100644")}, root)
+        restore_tests(workspace, altered, root)
     assert rejected.value.reason == "test-patch-does-not-restore"
 
+
+
+def test_a_workspace_the_scan_took_files_from_runs_its_reference_again(tmp_path: Path,
+                                                                        tf_cache: Path) -> None:
+    """The scan removes a copy of the deleted code that the snapshot holds where a rule
+    names rendered docs (Sphinx's `_modules` pages). The confirmation then runs on a tree
+    without it, which the baseline never ran: so it runs the reference state too, where a
+    screened candidate otherwise skips it (the screen ran it on the original tree)."""
+    core = '''\
+def scale(values, factor):
+    label = "scaled-by-factor-7f3a"
+    result = []
+    for value in values:
+        result.append((label, value * factor))
+    return [pair[1] for pair in result]
+'''
+    root = make_project(tmp_path, {
+        "calc/__init__.py": "",
+        "calc/core.py": core,
+        # rendered docs committed by mistake, with the module's source
+        "docs/html/_static/basic.css": "body {}\n",
+        "docs/html/_modules/calc/core.html":
+            f"<html><body><pre>{html.escape(core)}</pre></body></html>\n",
+        "tests/test_core.py": "from calc.core import scale\n\n\n"
+                              "def test_scale():\n    assert scale([1, 2], 3) == [3, 6]\n",
+    })
+    box = get_sandbox("none")
+    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
+                    base_dir=tmp_path, sandbox=box, repeats=2, timeout=300)
+    strategy = source.language.strategy("stub-function")
+    (candidate,) = [c for c in strategy.candidates(source.project, source.baseline,
+                                                   SelectOptions(min_body_lines=1))
+                    if c.symbol == "calc.core.scale"]
+    verifier = Verifier(source, box, tf_cache, run_timeout(source, 300), 2, TaskOptions())
+    screened = verifier.screen([candidate], LocalExecutor(1))[candidate.key]
+    assert screened.screened and screened.reference_runs > 0 and not screened.rejection
+    record = verifier.make_task(strategy, candidate, screened)
+    assert record["sanitizer"]["artifacts_removed"].get("leak-scan") == [
+        "docs/html/_modules/calc/core.html"], record["sanitizer"]
+    states = [run["state"] for run in record["verification"]["runs"]]
+    assert states.count("task") == 1 and states.count("reference") >= 1

@@ -367,6 +367,8 @@ def fingerprint_workspace(workspace: Path, original_texts: Mapping[str, str | by
     `lacking`: files of the task tree the workspace does not hold (yet), read from
     `lacking_from` (the snapshot): an agent's workspace lacks its hidden tests."""
     tree = read_tree(workspace)
+    if lacking and lacking_from is None:
+        raise ValueError("files the workspace lacks, but nowhere to read them from")
     if lacking_from is not None:
         tree.update(read_files(lacking_from, lacking))
     return fingerprint_deletion(original_texts, tree)

@@ -19,14 +19,15 @@ from taskforge.languages.base import Language, Runner, Screened, ScreenRequest
 from taskforge.languages.strategy import Strategy, TaskOptions
 from taskforge.materialize import materialize
 from taskforge.model import Candidate, TaskRecord
-from taskforge.patches import apply_patch, diff_texts
+from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
-from taskforge.sanitize import fingerprint_workspace
+from taskforge.sanitize import fingerprint_workspace, scan_removals
 from taskforge.statement import problem_statement, quotes_body
 from taskforge.verify.gates import (
     collection_gate,
     leak_scan_gate,
     null_rejection,
+    restore_tests,
     scan_gate,
     score_null_solution,
 )
@@ -74,16 +75,6 @@ def task_patches(new_texts: dict[str, str], originals: dict[str, str],
                              **{p: (text, None) for p, (text, _mode) in hidden.items()}}, modes)
     test_patch = diff_texts({p: (None, text) for p, (text, _mode) in hidden.items()}, modes)
     return task_patch, test_patch
-
-
-def restore_hidden_tests(workspace: Path, test_patch: str, hidden: dict[str, tuple[str, str]],
-                         snapshot_root: Path) -> None:
-    """Apply `test_patch` to the agent's workspace, as a grader does; it must give back the
-    snapshot's very bytes (else Rejected: the graded tests would not be the verified ones)."""
-    apply_patch(workspace, test_patch)
-    for path in hidden:
-        if (workspace / path).read_bytes() != (snapshot_root / path).read_bytes():
-            raise Rejected("test-patch-does-not-restore", path)
 
 
 def run_timeout(source: IngestedSource, limit: float) -> float:
@@ -190,7 +181,7 @@ class Verifier:
                 sanitizer = scan_gate(workspace, removed, source.snapshot.root,
                                       source.env.venv, fingerprints)
                 scan_seconds = time.monotonic() - scan_started
-                restore_hidden_tests(workspace, test_patch, hidden, source.snapshot.root)
+                restore_tests(workspace, test_patch, source.snapshot.root)
                 language.set_up_workspace(workspace, source.snapshot, set(originals), runner)
             else:
                 workspace = self.workspace(deletion_patch, set(originals),
@@ -205,7 +196,11 @@ class Verifier:
             # byte (the baseline ran every stable test on it, `repeats` times in two orders).
             # Likewise when the tests are every stable test (code run at import time): a run of
             # them on the original tree is one of the baseline's runs again.
-            established = screened.reference_runs > 0 or set(tests) == set(source.baseline.stable)
+            # Not so when the scan removed files (a copy of the deleted code no rule names)
+            # from this workspace: the original tree less those was never run.
+            scan_removed = bool(sanitizer and scan_removals({"sanitizer": sanitizer}))
+            established = not scan_removed and (
+                screened.reference_runs > 0 or set(tests) == set(source.baseline.stable))
             labels = label_tests(workspace, patch, tests, runner,
                                  repeats=1 if screened.screened else repeats,
                                  reference_repeats=0 if established else None)
@@ -246,7 +241,8 @@ class Verifier:
             # environment.
             scan_started = time.monotonic()
             sanitizer = leak_scan_gate(task_patch, source.snapshot.root,
-                                       source.env.venv, fingerprints, cache)
+                                       source.env.venv, fingerprints, cache,
+                                       test_patch=test_patch)
             scan_seconds = time.monotonic() - scan_started
         statement = problem_statement(deletion.statement_facts, fail_to_pass, options.statement)
         quoted = quotes_body(statement, deleted_lines(deletion_patch),

@@ -18,10 +18,11 @@ from typing import Any
 from taskforge.errors import Rejected
 from taskforge.languages.base import Runner, null_rejection
 from taskforge.materialize import materialize
-from taskforge.sanitize import Fingerprints, sanitize_and_scan, tracked_paths
+from taskforge.patches import apply_patch
+from taskforge.sanitize import Fingerprints, changed_paths, sanitize_and_scan, tracked_paths
 from taskforge.workspace import scratch_dir
 
-__all__ = ["collection_gate", "leak_scan_gate", "null_rejection", "scan_gate",
+__all__ = ["collection_gate", "leak_scan_gate", "null_rejection", "restore_tests", "scan_gate",
            "score_null_solution"]
 
 
@@ -29,11 +30,12 @@ def score_null_solution(workspace: Path, fail_to_pass: list[str],
                         runner: Runner) -> dict[str, int]:
     """How many FAIL_TO_PASS tests a trivial solution, in `workspace`, passes: the run stops
     at its first test that does not pass (that one already decides: no trivial solution), so
-    `passed` counts those before it, as the screen's does."""
+    `passed` counts those before it, as the screen's does. A run cut off at the time limit
+    before any test failed is undecided: Rejected("timeout")."""
     run = runner.run(workspace, select=fail_to_pass, first_failure=True)
-    if run.timed_out:
-        # Cut off at verification's limit, it might still pass under a grader's longer one:
-        # undecided, so no task (as the screen decides).
+    if run.timed_out and not any(run.outcomes.get(t) == "failed" for t in fail_to_pass):
+        # It might still pass under a grader's longer limit (a wait that gives up quietly);
+        # one test that failed before the cut-off already decides, whatever the rest do.
         raise Rejected("timeout", "a trivial solution hangs")
     return {"passed": len(run.passed() & set(fail_to_pass)), "of": len(fail_to_pass)}
 
@@ -53,15 +55,29 @@ def collection_gate(errors: list[str], missing: list[str], stable: Collection[st
 
 
 def leak_scan_gate(deletion_patch: str, snapshot_root: Path, env_dir: Path | None,
-                   fingerprints: Fingerprints, cache: Path, *,
+                   fingerprints: Fingerprints, cache: Path, *, test_patch: str = "",
                    also_remove: Collection[str] = ()) -> dict[str, Any]:
     """Materialize the deletion afresh, exactly as the agent gets it (`also_remove`: what the
     task's own scan removed), and scan it and `env_dir`: the record's `sanitizer` field, or
-    Rejected (`leak:*`, `leak-scan-undecided`)."""
+    Rejected (`leak:*`, `leak-scan-undecided`); then `test_patch` must restore the hidden
+    tests there (`restore_tests`)."""
     with scratch_dir(cache, prefix="scan-") as scratch:
         workspace, removed = materialize(deletion_patch, snapshot_root, scratch / "workspace",
                                          also_remove=also_remove)
-        return scan_gate(workspace, removed, snapshot_root, env_dir, fingerprints)
+        sanitizer = scan_gate(workspace, removed, snapshot_root, env_dir, fingerprints)
+        restore_tests(workspace, test_patch, snapshot_root)
+        return sanitizer
+
+
+def restore_tests(workspace: Path, test_patch: str, snapshot_root: Path) -> None:
+    """Apply `test_patch` to an agent's workspace, as a grader does; it must give back the
+    snapshot's very bytes of each file it creates (else Rejected: the graded tests would not
+    be the verified ones; `git apply` follows the tree's .gitattributes, for one)."""
+    apply_patch(workspace, test_patch)
+    for path in changed_paths(test_patch):
+        file = workspace / path
+        if not file.is_file() or file.read_bytes() != (snapshot_root / path).read_bytes():
+            raise Rejected("test-patch-does-not-restore", path)
 
 
 def scan_gate(workspace: Path, removed: dict[str, list[str]], snapshot_root: Path,

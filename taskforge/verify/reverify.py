@@ -17,6 +17,7 @@ from taskforge.sanitize import fingerprint_record
 from taskforge.verify.gates import (
     collection_gate,
     null_rejection,
+    restore_tests,
     scan_gate,
     score_null_solution,
 )
@@ -43,9 +44,13 @@ def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, *,
         # and the labels run in it (a collect-only run changes nothing a test sees).
         workspace, removed = materialize_record(record, snapshot_root, scratch / "workspace")
         gate("leak-scan", lambda: check.leak_scan(workspace, removed))
-        apply_patch(workspace, record.get("test_patch") or "")
-        gate("collection-breaks", lambda: check.collection(workspace))
-        gate("labels", lambda: check.labels(workspace, full_suite))
+        try:
+            restore_tests(workspace, record.get("test_patch") or "", snapshot_root)
+        except Rejected as why:  # the tests graders would run are not the verified ones
+            found["collection-breaks"] = found["labels"] = [str(why)]
+        else:
+            gate("collection-breaks", lambda: check.collection(workspace))
+            gate("labels", lambda: check.labels(workspace, full_suite))
     gate("trivial-solution", check.trivial)
     return [f"{name}: {problem}" for name in GATES for problem in found[name]]
 

@@ -322,6 +322,16 @@ def fingerprint_deletion(original_texts: Mapping[str, str | bytes],
     return Fingerprints(tuple(sorted(texts)), tuple(sorted(code)))
 
 
+def _dir_is_read(parts: tuple[str, ...], path: Path) -> bool:
+    """Whether `read_tree` enters the directory `path` (`parts`: its path in the tree)."""
+    return parts[-1] not in VCS_DIRS and not path.is_symlink() \
+        and match_dir(parts, path) is None
+
+
+def _file_is_read(path: Path) -> bool:
+    return not path.is_symlink() and path.is_file() and not match_file(path.name)
+
+
 def read_tree(root: Path) -> dict[str, bytes]:
     """Every file of a tree (relative POSIX path -> bytes), without VCS directories, symlinks
     and anything an artifact rule names: the remaining tree fingerprints are checked against."""
@@ -330,14 +340,12 @@ def read_tree(root: Path) -> dict[str, bytes]:
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         rel_dir = here.relative_to(root)
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in VCS_DIRS and not (here / d).is_symlink()
-            and match_dir(PurePosixPath(rel_dir.as_posix(), d).parts, here / d) is None)
+        dirnames[:] = sorted(d for d in dirnames if _dir_is_read(
+            PurePosixPath(rel_dir.as_posix(), d).parts, here / d))
         for name in sorted(filenames):
             path = here / name
-            if path.is_symlink() or not path.is_file() or match_file(name):
-                continue
-            out[path.relative_to(root).as_posix()] = path.read_bytes()
+            if _file_is_read(path):
+                out[path.relative_to(root).as_posix()] = path.read_bytes()
     return out
 
 
@@ -347,16 +355,10 @@ def read_files(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for rel in paths:
         parts = PurePosixPath(rel).parts
-        here, kept = Path(root), True
-        for i, name in enumerate(parts[:-1]):
-            if name in VCS_DIRS or (here / name).is_symlink() \
-                    or match_dir(parts[:i + 1], here / name) is not None:
-                kept = False
-                break
-            here = here / name
-        path = here / parts[-1]
-        if kept and not path.is_symlink() and path.is_file() and not match_file(parts[-1]):
-            out[rel] = path.read_bytes()
+        dirs = range(1, len(parts))
+        if all(_dir_is_read(parts[:i], Path(root, *parts[:i])) for i in dirs) \
+                and _file_is_read(Path(root, rel)):
+            out[rel] = Path(root, rel).read_bytes()
     return out
 
 

@@ -27,6 +27,7 @@ class PythonProject:
         self.root = root
         self.import_roots = import_roots
         self.skipped: dict[str, str] = {}  # path -> why it was skipped (syntax errors)
+        self._positions: dict[str, Mapping[cst.CSTNode, CodeRange]] = {}
 
     @functools.cached_property
     def source_files(self) -> tuple[str, ...]:
@@ -96,13 +97,28 @@ class PythonProject:
             self.skipped[path] = "not UTF-8: file skipped"
         return None
 
-    @functools.cache  # noqa: B019 - as parse(): once per file
-    def positions(self, path: str) -> Mapping[cst.CSTNode, CodeRange]:
-        """Where every node of the file's parsed tree starts and ends (the tree of `parse`)."""
+    def metadata(self, path: str) -> MetadataWrapper | None:
+        """A metadata wrapper of the file's parsed tree (the tree of `parse`, not a copy), for
+        a visitor that needs more than positions; hand it to `keep_positions` afterwards."""
         module = self.parse(path)
-        if module is None:
-            return {}
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return None if module is None else MetadataWrapper(module, unsafe_skip_copy=True)
+
+    def keep_positions(self, path: str, wrapper: MetadataWrapper) -> None:
+        """Keep the positions `wrapper` (of `metadata(path)`) computed, for `positions`: a
+        visitor over every file (candidate discovery) and a deletion later need the same ones,
+        and computing them regenerates the whole file's code."""
+        if path not in self._positions:
+            self._positions[path] = wrapper.resolve(PositionProvider)
+
+    def positions(self, path: str) -> Mapping[cst.CSTNode, CodeRange]:
+        """Where every node of the file's parsed tree starts and ends (the tree of `parse`);
+        kept, as the tree is."""
+        if path not in self._positions:
+            wrapper = self.metadata(path)
+            if wrapper is None:
+                return {}
+            self.keep_positions(path, wrapper)
+        return self._positions[path]
 
     @functools.cache  # noqa: B019 - as parse(): once per file
     def functions_by_line(self, path: str) -> Mapping[int, cst.FunctionDef]:

@@ -6,8 +6,6 @@ the docstring is kept or dropped per recipe. Applying it twice gives the same te
 
 from __future__ import annotations
 
-from libcst.metadata import MetadataWrapper
-
 from taskforge.errors import Rejected
 from taskforge.languages.python.delete.project import PythonProject, PythonStrategy
 from taskforge.languages.python.delete.syntax import (
@@ -29,9 +27,12 @@ class StubFunction(PythonStrategy):
                    select: SelectOptions) -> list[Candidate]:
         stable = set(baseline.stable)
         found: list[Candidate] = []
-        for path, module in project.parsed_files():
+        for path, _module in project.parsed_files():
             finder = FunctionFinder()
-            MetadataWrapper(module, unsafe_skip_copy=True).visit(finder)
+            wrapper = project.metadata(path)
+            assert wrapper is not None  # a parsed file
+            wrapper.visit(finder)
+            project.keep_positions(path, wrapper)  # `apply` needs them again
             for qualname, node, def_line, body_start, end_line, code_line in finder.found:
                 if is_trivial(body_statements(node)):
                     continue

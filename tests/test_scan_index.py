@@ -20,7 +20,7 @@ from test_scan_adversarial import (
 )
 
 from taskforge.sanitize import ScanStats, scan
-from taskforge.sanitize.envindex import tree_index
+from taskforge.sanitize.envindex import prepare_index, tree_index
 from taskforge.sanitize.walk import BIG_FILE
 
 
@@ -98,6 +98,26 @@ def test_a_changed_tree_is_indexed_again(task: Task, tmp_path: Path) -> None:
     assert ("lib/python3.11/site-packages/pkg/scores.py", literal) not in found()
     copy.unlink()
     assert "lib/python3.11/site-packages/pkg/scores.py" not in {path for path, _fp in found()}
+
+
+def test_an_index_prepared_ahead_is_the_one_scans_use_while_the_tree_is_unchanged(
+        task: Task, tmp_path: Path) -> None:
+    """`prepare_index` (run while the screen works) builds what the first scan would: the
+    scan then uses it, words and all; a tree changed after it is indexed again."""
+    env = make_env(tmp_path)
+    prepare_index(env).join()
+    prepared = tree_index(env)
+    assert prepared._word_shards is not None, "its words are built too"
+    walked, from_index = both_ways(task, [task.ws, env], [env])
+    assert from_index == walked and tree_index(env) is prepared
+    copy = env / "lib/python3.11/site-packages/pkg/scores.py"
+    copy.parent.mkdir()
+    copy.write_text(ORIGINAL)
+    # Positive control: the prepared index does not hold the copy made after it.
+    assert not prepared.occurrences(b"cannot normalise an empty scoreboard")
+    assert "lib/python3.11/site-packages/pkg/scores.py" in {
+        h.path for h in scan(task.fingerprints, [env], indexed=[env])}
+    assert tree_index(env) is not prepared
 
 
 def test_bytecode_in_a_wheel_is_checked_by_its_code(task: Task, tmp_path: Path) -> None:

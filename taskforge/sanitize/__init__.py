@@ -30,6 +30,7 @@ from taskforge.errors import Rejected
 from taskforge.gitcmd import fresh_repository
 from taskforge.model import TaskRecord
 from taskforge.sanitize.compiled import compiled_copies
+from taskforge.sanitize.envindex import prepare_index
 from taskforge.sanitize.fingerprints import (
     Fingerprint,
     Fingerprints,
@@ -291,7 +292,7 @@ __all__ = [
     "RULES", "UNDECIDED", "Fingerprint", "Fingerprints", "Hit", "ScanStats", "Undecided",
     "background_fingerprints",
     "changed_paths", "fingerprint_deletion", "fingerprint_record", "fingerprint_workspace",
-    "read_tree", "remove_artifacts", "remove_vcs_dirs", "sanitize_and_scan",
+    "prepare_index", "read_tree", "remove_artifacts", "remove_vcs_dirs", "sanitize_and_scan",
     "sanitize_workspace", "scan", "scan_removals", "scan_task_dir", "task_trees",
     "tracked_paths", "undecided_rejection",
 ]

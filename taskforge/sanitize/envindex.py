@@ -15,6 +15,7 @@ changed (a test run wrote bytecode into it, the scan removed a file) is indexed 
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import re
@@ -276,6 +277,23 @@ def _spans(starts: list[int], ends: list[int]) -> list[tuple[int, int]]:
 _lock = threading.Lock()
 _indexes: OrderedDict[str, TreeIndex] = OrderedDict()
 _building: dict[str, threading.Lock] = {}
+
+
+def prepare_index(root: Path) -> threading.Thread:
+    """Build the index of `root` (its words too) on a thread of its own, for the scans to
+    come: what the first scan of a snapshot's tasks would otherwise pay (seconds, for an
+    environment of thousands of files), done while the process waits on something else. A
+    scan that comes first waits for it (`tree_index`); one after a change builds anew."""
+
+    def build() -> None:
+        # Only ahead of time: the scan that needs the index builds it again if this failed,
+        # and reports what fails there.
+        with contextlib.suppress(Exception):
+            tree_index(root)._word_index()
+
+    thread = threading.Thread(target=build, name=f"envindex-{Path(root).name}", daemon=True)
+    thread.start()
+    return thread
 
 
 def tree_index(root: Path) -> TreeIndex:

@@ -21,7 +21,7 @@ from taskforge.materialize import materialize
 from taskforge.model import Candidate, TaskRecord
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
-from taskforge.sanitize import fingerprint_workspace, scan_removals
+from taskforge.sanitize import fingerprint_workspace, prepare_index, scan_removals
 from taskforge.statement import problem_statement, quotes_body
 from taskforge.verify.gates import (
     collection_gate,
@@ -108,6 +108,9 @@ class Verifier:
     def screen(self, candidates: list[Candidate], pool: Any) -> dict[str, Screened]:
         """The language's fast path over `candidates` (its verdicts by candidate key)."""
         source = self.source
+        # Every task's leak scan searches the environment's index: built while the screen's
+        # server works, not by the first task.
+        prepare_index(source.env.venv)
         return source.language.screen(ScreenRequest(
             snapshot=source.snapshot, env=source.env, baseline=source.baseline,
             project=source.project, candidates=candidates, repeats=self.repeats,

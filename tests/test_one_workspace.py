@@ -11,6 +11,7 @@ finds it at every call site.
 
 from __future__ import annotations
 
+import ast
 import html
 import re
 import shutil
@@ -25,11 +26,13 @@ from taskforge.ingest import ingest
 from taskforge.languages.base import NOT_SCREENED
 from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import SourceSpec
-from taskforge.patches import diff_texts
+from taskforge.patches import created_files, diff_texts
 from taskforge.sandbox import get_sandbox
 from taskforge.sanitize import fingerprint_workspace, read_tree
+from taskforge.verify import reverify as reverify_module
 from taskforge.verify.confirm import Verifier, run_timeout
 from taskforge.verify.gates import restore_tests
+from taskforge.verify.reverify import reverify
 
 pytestmark = pytest.mark.slow  # real suites, each candidate verified twice
 
@@ -55,15 +58,19 @@ def textkit(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
                   sandbox=get_sandbox("none"), repeats=2, timeout=300)
 
 
+def screened_textkit(textkit, tf_cache: Path, tests_visible: bool) -> tuple:
+    """A verifier of textkit's first ten stub-function candidates, and its screen's verdicts."""
+    strategy = textkit.language.strategy("stub-function")
+    found = strategy.candidates(textkit.project, textkit.baseline, SelectOptions())[:10]
+    verifier = Verifier(textkit, get_sandbox("none"), tf_cache, run_timeout(textkit, 300), 2,
+                        TaskOptions(tests_visible=tests_visible))
+    return verifier, found, verifier.screen(found, LocalExecutor(1))
+
+
 @pytest.mark.parametrize("tests_visible", [False, True], ids=["hidden-tests", "visible-tests"])
 def test_one_workspace_gives_the_record_two_gave(textkit, tf_cache: Path,
                                                  tests_visible: bool) -> None:
-    box = get_sandbox("none")
-    strategy = textkit.language.strategy("stub-function")
-    found = strategy.candidates(textkit.project, textkit.baseline, SelectOptions())[:10]
-    verifier = Verifier(textkit, box, tf_cache, run_timeout(textkit, 300), 2,
-                        TaskOptions(tests_visible=tests_visible))
-    verdicts = verifier.screen(found, LocalExecutor(1))
+    verifier, found, verdicts = screened_textkit(textkit, tf_cache, tests_visible)
     tasks = 0
     for candidate in found:
         screened = verdicts[candidate.key]
@@ -117,6 +124,58 @@ def test_a_test_patch_that_does_not_give_back_the_tests_is_rejected(textkit,
         restore_tests(workspace, altered, root)
     assert rejected.value.reason == "test-patch-does-not-restore"
 
+
+
+def weakened(record: dict, root: Path) -> str:
+    """`record`'s test_patch with the asserts of one hidden test that verification did not
+    run made vacuous: a PASS_TO_PASS test any solution now passes, which the labels (run on
+    `tests_run`) never look at."""
+    ran = set(record["verification"]["tests_run"])
+    for path in created_files(record["test_patch"]):
+        text = (root / path).read_text()
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test") \
+                    and f"{path}::{node.name}" not in ran \
+                    and f"{path}::{node.name}" in record["PASS_TO_PASS"]:
+                lines = text.splitlines(keepends=True)
+                for i in range(node.lineno - 1, node.end_lineno):
+                    lines[i] = lines[i].replace("assert ", "assert True or ")
+                assert "".join(lines) != text
+                return record["test_patch"].replace(
+                    diff_texts({path: (None, text)}), diff_texts({path: (None, "".join(lines))}))
+    raise AssertionError("no hidden PASS_TO_PASS test outside tests_run")
+
+
+def test_verify_reports_a_test_patch_that_does_not_give_back_the_tests(
+        textkit, tf_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`taskforge verify` of a record whose test_patch weakens a hidden test verification did
+    not run: the labels alone pass it (the positive control: a verify that only applies the
+    patch); the byte-for-byte check names it under the gates that run those tests."""
+    verifier, found, verdicts = screened_textkit(textkit, tf_cache, tests_visible=False)
+    strategy = textkit.language.strategy("stub-function")
+    root = textkit.snapshot.root
+    runner = verifier.runner
+    for candidate in found:
+        if verdicts[candidate.key].rejection:
+            continue
+        try:
+            record = verifier.make_task(strategy, candidate, verdicts[candidate.key])
+        except Rejected:
+            continue
+        if any(t not in record["verification"]["tests_run"] for t in record["PASS_TO_PASS"]
+               if t.split("::")[0] in created_files(record["test_patch"])):
+            break
+    else:
+        raise AssertionError("no task with a hidden test verification did not run")
+    assert reverify(record, root, runner) == []
+    tampered = {**record, "test_patch": weakened(record, root)}
+    with monkeypatch.context() as naive:
+        naive.setattr(reverify_module, "restore_tests",
+                      lambda ws, patch, _root: reverify_module.apply_patch(ws, patch))
+        assert reverify(tampered, root, runner) == []  # fooled
+    problems = reverify(tampered, root, runner)
+    assert [p.split(":")[0] for p in problems] == ["labels", "collection-breaks"], problems
+    assert all("test-patch-does-not-restore" in p for p in problems), problems
 
 
 def test_a_workspace_the_scan_took_files_from_runs_its_reference_again(tmp_path: Path,

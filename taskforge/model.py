@@ -272,6 +272,12 @@ class TaskRecord(TypedDict):
     generator: GeneratorEntry
 
 
+def record_snapshot(record: TaskRecord, root: Path) -> Snapshot:
+    """The snapshot `record` was made from, its files at `root`."""
+    return Snapshot(id=record["snapshot"], name=record["repo"], source=record["source"],
+                    commit=record["base_commit"], root=root, license=record["license"])
+
+
 def _checks(typed: type) -> dict[str, tuple[type, ...]]:
     """The runtime types each field of a TypedDict may hold (JSON's: str, int, float, bool,
     list, dict, None)."""

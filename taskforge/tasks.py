@@ -14,7 +14,7 @@ from taskforge.grade import Mode, grade_workspace
 from taskforge.languages import language_of
 from taskforge.languages.base import Runner
 from taskforge.materialize import materialize_record
-from taskforge.model import Environment, GradeResult, Snapshot, TaskRecord
+from taskforge.model import Environment, GradeResult, TaskRecord, record_snapshot
 from taskforge.sandbox import Sandbox, get_sandbox
 from taskforge.store.shards import read_records, task_dir
 from taskforge.store.snapshots import snapshot_root
@@ -38,11 +38,9 @@ class Task:
 
     def environment(self) -> Environment:
         """The task's environment, rebuilt from its recorded spec on first use."""
-        snapshot = Snapshot(id=self.record["snapshot"], name=self.record["repo"],
-                            source=self.record["source"], commit=self.record["base_commit"],
-                            root=self.snapshot_root(), license=self.record["license"])
-        return language_of(self.record).environment_from_record(self.record["environment"],
-                                                                snapshot, self._cache())
+        return language_of(self.record).environment_from_record(
+            self.record["environment"], record_snapshot(self.record, self.snapshot_root()),
+            self._cache())
 
     def materialize(self, dest: str | Path) -> Path:
         """A fresh, sanitized workspace for the agent at `dest`."""

@@ -28,7 +28,7 @@ from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import SourceSpec
 from taskforge.patches import created_files, diff_texts
 from taskforge.sandbox import get_sandbox
-from taskforge.sanitize import fingerprint_workspace, read_tree
+from taskforge.sanitize import changed_paths, fingerprint_workspace, read_tree
 from taskforge.verify import reverify as reverify_module
 from taskforge.verify.confirm import Verifier, run_timeout
 from taskforge.verify.gates import restore_tests
@@ -167,7 +167,31 @@ def test_verify_reports_a_test_patch_that_does_not_give_back_the_tests(
             break
     else:
         raise AssertionError("no task with a hidden test verification did not run")
-    assert reverify(record, root, runner) == []
+    # Genuine, it verifies; its verification runs get the snapshot's bytecode as generate's
+    # do, only after the scan (which must see none), and never for a file the deletion
+    # touched, unless test_patch gave it back byte for byte (the hidden tests).
+    language = type(textkit.language)
+    set_up, scan = language.set_up_workspace, reverify_module.scan_gate
+    seeded: list[tuple[set[str], int]] = []  # (changed, bytecode files then in the workspace)
+    scanned: list[int] = []  # bytecode files in the workspace the scan read
+
+    def spy_set_up(self, workspace: Path, snapshot, changed, runner) -> None:
+        set_up(self, workspace, snapshot, changed, runner)
+        seeded.append((set(changed), len(list(workspace.rglob("*.pyc")))))
+
+    def spy_scan(workspace: Path, *rest):
+        scanned.append(len(list(workspace.rglob("*.pyc"))))
+        return scan(workspace, *rest)
+
+    with monkeypatch.context() as spy:
+        spy.setattr(language, "set_up_workspace", spy_set_up)
+        spy.setattr(reverify_module, "scan_gate", spy_scan)
+        assert reverify(record, root, runner) == []
+    hidden = set(created_files(record["test_patch"]))
+    sources = set(changed_paths(record["patch"]))
+    assert scanned == [0]
+    assert [changed for changed, _pyc in seeded] == [sources] + [sources | hidden] * 2
+    assert all(pyc > 0 for _changed, pyc in seeded)
     tampered = {**record, "test_patch": weakened(record, root)}
     with monkeypatch.context() as naive:
         naive.setattr(reverify_module, "restore_tests",

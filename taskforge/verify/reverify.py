@@ -1,7 +1,9 @@
 """Re-verification of an emitted task from scratch (`taskforge verify`): every gate `generate`
 ran, on fresh materializations of the record: the leak scan, the collection check and the
 labels on one (in that order: the scan sees it as the agent would), each trivial solution on
-its own."""
+its own. Like `generate`'s verification workspaces, these get what the language adds for
+verification runs (Python: the snapshot's bytecode for the files the deletion left alone),
+after the scan."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ from pathlib import Path
 from taskforge.errors import Rejected
 from taskforge.languages.base import Runner
 from taskforge.materialize import materialize_record
-from taskforge.model import TaskRecord
-from taskforge.patches import apply_patch
-from taskforge.sanitize import fingerprint_record
+from taskforge.model import TaskRecord, record_snapshot
+from taskforge.patches import apply_patch, created_files
+from taskforge.sanitize import changed_paths, fingerprint_record
 from taskforge.verify.gates import (
     collection_gate,
     null_rejection,
@@ -49,6 +51,9 @@ def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, *,
         except Rejected as why:  # the tests graders would run are not the verified ones
             found["collection-breaks"] = found["labels"] = [str(why)]
         else:
+            # the hidden tests are the snapshot's again, byte for byte: their bytecode stands
+            check.set_up(workspace, set(check.edited) - set(created_files(
+                record.get("test_patch") or "")))
             gate("collection-breaks", lambda: check.collection(workspace))
             gate("labels", lambda: check.labels(workspace, full_suite))
     gate("trivial-solution", check.trivial)
@@ -61,6 +66,13 @@ GATES = ("labels", "trivial-solution", "collection-breaks", "leak-scan")  # in r
 class _Reverify:
     def __init__(self, record: TaskRecord, snapshot_root: Path, runner: Runner) -> None:
         self.record, self.root, self.runner = record, snapshot_root, runner
+        self.edited = changed_paths(record["deletion_patch"])  # sources, hidden tests
+
+    def set_up(self, workspace: Path, changed: set[str]) -> None:
+        """Ready a materialized workspace for verification runs, as `generate` readies its
+        own; `changed`: the files that differ from the snapshot's."""
+        self.runner.language.set_up_workspace(workspace, record_snapshot(self.record, self.root),
+                                              changed, self.runner)
 
     def labels(self, workspace: Path, full_suite: bool) -> list[str]:
         record = self.record
@@ -92,6 +104,7 @@ class _Reverify:
             with warm_dir(self.runner.cache, prefix="reverify-null-") as scratch:
                 workspace, _removed = materialize_record(null, self.root, scratch / "workspace")
                 apply_patch(workspace, null.get("test_patch") or "")
+                self.set_up(workspace, set(self.edited))
                 nulls[body] = score_null_solution(workspace, f2p, self.runner)
         rejection = null_rejection(nulls, language.null_bodies)
         return [str(rejection)] if rejection else []

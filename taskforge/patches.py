@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import re
 import subprocess
 from collections.abc import Collection, Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from taskforge.errors import Rejected
 from taskforge.model import TaskRecord
@@ -76,6 +77,47 @@ def source_deletion(record: TaskRecord) -> str:
     """A task record's `deletion_patch` without the test files it hides (the ones its
     `test_patch` creates): the deletion of code, which the leak scan fingerprints."""
     return without_files(record["deletion_patch"], created_files(record.get("test_patch") or ""))
+
+
+_GIT_HEADER = re.compile(r"diff --git a/(.+) b/(.+)")
+_NAMED = re.compile(r"(?:diff --git a/(.+) b/(.+)|(?:---|\+\+\+) [ab]/(.+)"
+                    r"|(?:rename|copy) (?:from|to) (.+))")
+_NEW_FILE = ("new file mode 100644", "new file mode 100755")
+
+
+def named_paths(patch: str) -> set[str]:
+    """Every path a git-style diff names, on either side and in any header (`diff --git`,
+    `---`/`+++`, renames and copies): whatever applying it may touch."""
+    named = set()
+    for line in _lines(patch):
+        match = _NAMED.fullmatch(line.rstrip("\n"))
+        if match:
+            named.update(name for name in match.groups() if name)
+    return named
+
+
+def plain_creations(patch: str) -> list[str] | None:
+    """The files `patch` creates when that is all it does: each section a new regular or
+    executable text file, the same path in its `diff --git` and `+++` lines, inside the tree;
+    None for anything else (a rename or copy, a mode change, a binary or edited file, a
+    section whose names differ: `git apply` writes the `b/` one)."""
+    created = []
+    for section in _sections(patch):
+        lines = section.split("\n")
+        lines = lines[:-1] if lines[-1] == "" else lines
+        header = _GIT_HEADER.fullmatch(lines[0])
+        if header is None or header[1] != header[2] or len(lines) < 2 or lines[1] not in _NEW_FILE:
+            return None
+        path = header[1]
+        if path.startswith("/") or ".." in PurePosixPath(path).parts:
+            return None
+        if len(lines) > 2:  # else an empty file
+            body = lines[4:]
+            if lines[2:4] != ["--- /dev/null", f"+++ b/{path}"] or not body \
+                    or any(not line or line[0] not in "@+\\" for line in body):
+                return None
+        created.append(path)
+    return created
 
 
 def apply_patch(workspace: Path, patch: str) -> None:

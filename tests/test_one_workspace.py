@@ -123,6 +123,16 @@ def test_a_test_patch_that_does_not_give_back_the_tests_is_rejected(textkit,
     with pytest.raises(Rejected) as rejected:
         restore_tests(workspace, altered, root)
     assert rejected.value.reason == "test-patch-does-not-restore"
+    # Named after another file, the section still creates the altered test (positive control).
+    (workspace / hidden).unlink()
+    assert created_files(disguised(altered)) == [hidden]
+    by_a_names(workspace, disguised(altered), root)
+    assert "assert True or" in (workspace / hidden).read_text()
+    (workspace / hidden).unlink()
+    with pytest.raises(Rejected) as rejected:
+        restore_tests(workspace, disguised(altered), root)
+    assert rejected.value.reason == "test-patch-does-not-restore"
+    assert not (workspace / hidden).exists(), "refused before anything was written"
 
 
 
@@ -140,10 +150,26 @@ def weakened(record: dict, root: Path) -> str:
                 lines = text.splitlines(keepends=True)
                 for i in range(node.lineno - 1, node.end_lineno):
                     lines[i] = lines[i].replace("assert ", "assert True or ")
-                assert "".join(lines) != text
+                if "".join(lines) == text:
+                    continue  # no bare assert to weaken in this one
                 return record["test_patch"].replace(
                     diff_texts({path: (None, text)}), diff_texts({path: (None, "".join(lines))}))
     raise AssertionError("no hidden PASS_TO_PASS test outside tests_run")
+
+
+def disguised(test_patch: str) -> str:
+    """`test_patch` with its first section named after another file on the `a/` side of its
+    `diff --git` line: `git apply` still creates the `b/` file, from the section's lines."""
+    path = created_files(test_patch)[0]
+    return test_patch.replace(f"diff --git a/{path} b/{path}", f"diff --git a/README.md b/{path}", 1)
+
+
+def by_a_names(workspace: Path, test_patch: str, root: Path) -> None:
+    """The check before: the files named on the `a/` side had to be the snapshot's."""
+    reverify_module.apply_patch(workspace, test_patch)
+    for path in changed_paths(test_patch):
+        if (workspace / path).read_bytes() != (root / path).read_bytes():
+            raise Rejected("test-patch-does-not-restore", path)
 
 
 def test_verify_reports_a_test_patch_that_does_not_give_back_the_tests(
@@ -198,6 +224,15 @@ def test_verify_reports_a_test_patch_that_does_not_give_back_the_tests(
                       lambda ws, patch, _root: reverify_module.apply_patch(ws, patch))
         assert reverify(tampered, root, runner) == []  # fooled
     problems = reverify(tampered, root, runner)
+    assert [p.split(":")[0] for p in problems] == ["labels", "collection-breaks"], problems
+    assert all("test-patch-does-not-restore" in p for p in problems), problems
+    # The same weakening, its section named after README.md on the `a/` side: a check by those
+    # names is fooled; the check of what the patch creates is not.
+    hidden = {**record, "test_patch": disguised(tampered["test_patch"])}
+    with monkeypatch.context() as naive:
+        naive.setattr(reverify_module, "restore_tests", by_a_names)
+        assert reverify(hidden, root, runner) == []  # fooled
+    problems = reverify(hidden, root, runner)
     assert [p.split(":")[0] for p in problems] == ["labels", "collection-breaks"], problems
     assert all("test-patch-does-not-restore" in p for p in problems), problems
 

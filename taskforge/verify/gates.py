@@ -18,8 +18,8 @@ from typing import Any
 from taskforge.errors import Rejected
 from taskforge.languages.base import Runner, null_rejection
 from taskforge.materialize import materialize
-from taskforge.patches import apply_patch
-from taskforge.sanitize import Fingerprints, changed_paths, sanitize_and_scan, tracked_paths
+from taskforge.patches import apply_patch, plain_creations
+from taskforge.sanitize import Fingerprints, sanitize_and_scan, tracked_paths
 from taskforge.workspace import scratch_dir
 
 __all__ = ["collection_gate", "leak_scan_gate", "null_rejection", "restore_tests", "scan_gate",
@@ -73,10 +73,14 @@ def restore_tests(workspace: Path, test_patch: str, snapshot_root: Path) -> None
     """Apply `test_patch` to an agent's workspace, as a grader does; it must give back the
     snapshot's very bytes of each file it creates (else Rejected: the graded tests would not
     be the verified ones; `git apply` follows the tree's .gitattributes, for one)."""
+    created = plain_creations(test_patch)
+    if created is None:  # what `git apply` would write is not what the names say
+        raise Rejected("test-patch-does-not-restore", "it does more than create test files")
     apply_patch(workspace, test_patch)
-    for path in changed_paths(test_patch):
-        file = workspace / path
-        if not file.is_file() or file.read_bytes() != (snapshot_root / path).read_bytes():
+    for path in created:
+        file, original = workspace / path, snapshot_root / path
+        if not file.is_file() or not original.is_file() \
+                or file.read_bytes() != original.read_bytes():
             raise Rejected("test-patch-does-not-restore", path)
 
 

@@ -14,8 +14,8 @@ from taskforge.errors import Rejected
 from taskforge.languages.base import Runner
 from taskforge.materialize import materialize_record
 from taskforge.model import TaskRecord, record_snapshot
-from taskforge.patches import apply_patch, created_files
-from taskforge.sanitize import changed_paths, fingerprint_record
+from taskforge.patches import apply_patch, created_files, named_paths
+from taskforge.sanitize import fingerprint_record
 from taskforge.verify.gates import (
     collection_gate,
     null_rejection,
@@ -52,8 +52,8 @@ def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, *,
             found["collection-breaks"] = found["labels"] = [str(why)]
         else:
             # the hidden tests are the snapshot's again, byte for byte: their bytecode stands
-            check.set_up(workspace, set(check.edited) - set(created_files(
-                record.get("test_patch") or "")))
+            check.set_up(workspace, (check.edited | named_paths(record["patch"]))
+                         - set(created_files(record.get("test_patch") or "")))
             gate("collection-breaks", lambda: check.collection(workspace))
             gate("labels", lambda: check.labels(workspace, full_suite))
     gate("trivial-solution", check.trivial)
@@ -66,7 +66,8 @@ GATES = ("labels", "trivial-solution", "collection-breaks", "leak-scan")  # in r
 class _Reverify:
     def __init__(self, record: TaskRecord, snapshot_root: Path, runner: Runner) -> None:
         self.record, self.root, self.runner = record, snapshot_root, runner
-        self.edited = changed_paths(record["deletion_patch"])  # sources, hidden tests
+        # what the deletion touched (sources, hidden tests): no snapshot bytecode beside it
+        self.edited = named_paths(record["deletion_patch"])
 
     def set_up(self, workspace: Path, changed: set[str]) -> None:
         """Ready a materialized workspace for verification runs, as `generate` readies its
@@ -104,7 +105,7 @@ class _Reverify:
             with warm_dir(self.runner.cache, prefix="reverify-null-") as scratch:
                 workspace, _removed = materialize_record(null, self.root, scratch / "workspace")
                 apply_patch(workspace, null.get("test_patch") or "")
-                self.set_up(workspace, set(self.edited))
+                self.set_up(workspace, self.edited | named_paths(null.get("test_patch") or ""))
                 nulls[body] = score_null_solution(workspace, f2p, self.runner)
         rejection = null_rejection(nulls, language.null_bodies)
         return [str(rejection)] if rejection else []

@@ -30,9 +30,10 @@ class StubFunction(PythonStrategy):
         for path, _module in project.parsed_files():
             finder = FunctionFinder()
             wrapper = project.metadata(path)
-            assert wrapper is not None  # a parsed file
+            if wrapper is None:
+                continue
             wrapper.visit(finder)
-            project.keep_positions(path, wrapper)  # `apply` needs them again
+            before = len(found)
             for qualname, node, def_line, body_start, end_line, code_line in finder.found:
                 if is_trivial(body_statements(node)):
                     continue
@@ -54,6 +55,8 @@ class StubFunction(PythonStrategy):
                     covering_tests=covering, import_time=import_time,
                     subprocess=baseline.reached_by_subprocess(path, body),
                     targets=((path, code_line, node.name.value),)))
+            if len(found) > before:  # `apply` needs them again; only these files are kept
+                project.keep_positions(path, wrapper)
         return found
 
     def apply(self, project: PythonProject, candidate: Candidate, options: TaskOptions,

@@ -12,6 +12,7 @@ from textwrap import dedent
 
 import pytest
 from conftest import make_project
+from ray import cloudpickle
 
 from taskforge.languages.python.delete import PythonProject
 from taskforge.languages.python.delete.stub_function import StubFunction
@@ -478,3 +479,25 @@ def test_min_covering_tests_counts_stable_tests_only(tmp_path: Path) -> None:
     assert list(found) == ["pkg.mod.well_tested"]
     assert find(tmp_path / "three", COVERAGE_SOURCE, select=SelectOptions(min_covering_tests=3),
                 baseline=coverage_baseline()) == {}
+
+
+def test_a_project_shipped_to_another_process_applies_with_its_own_positions(
+        tmp_path: Path) -> None:
+    """The Ray executor ships the project to its workers by pickle. The positions candidate
+    discovery keeps belong to this process's parsed trees; the copy parses anew and must not
+    use them (the regression: a KeyError in every Ray worker's deletion)."""
+    source = dedent("""\
+        import math
+
+
+        def area(radius):
+            squared = radius * radius
+            scaled = math.pi * squared
+            return scaled
+        """)
+    project = project_with(tmp_path, source)
+    (candidate,) = StubFunction().candidates(project, make_baseline(source), DEFAULT_SELECT)
+    assert MODULE in project._positions  # kept by discovery, for `apply` here
+    here = StubFunction().apply(project, candidate, DEFAULT_OPTIONS)
+    shipped = cloudpickle.loads(cloudpickle.dumps(project))  # as Ray pickles it
+    assert StubFunction().apply(shipped, candidate, DEFAULT_OPTIONS).new_texts == here.new_texts

@@ -29,6 +29,11 @@ class PythonProject:
         self.skipped: dict[str, str] = {}  # path -> why it was skipped (syntax errors)
         self._positions: dict[str, Mapping[cst.CSTNode, CodeRange]] = {}
 
+    def __getstate__(self) -> dict[str, object]:
+        # Positions are keyed by this process's parsed trees (`parse` is cached per process);
+        # a copy in another process (a Ray worker) parses anew and computes its own.
+        return {**self.__dict__, "_positions": {}}
+
     @functools.cached_property
     def source_files(self) -> tuple[str, ...]:
         found: set[str] = set()

@@ -102,16 +102,10 @@ class PythonProject:
             self.skipped[path] = "not UTF-8: file skipped"
         return None
 
-    def metadata(self, path: str) -> MetadataWrapper | None:
-        """A metadata wrapper of the file's parsed tree (the tree of `parse`, not a copy), for
-        a visitor that needs more than positions; hand it to `keep_positions` afterwards."""
-        module = self.parse(path)
-        return None if module is None else MetadataWrapper(module, unsafe_skip_copy=True)
-
     def keep_positions(self, path: str, wrapper: MetadataWrapper) -> None:
-        """Keep the positions `wrapper` (of `metadata(path)`) computed, for `positions`: a
-        visitor over every file (candidate discovery) and a deletion later need the same ones,
-        and computing them regenerates the whole file's code."""
+        """Keep the positions `wrapper` (over `parse(path)`'s own tree, not a copy) computed,
+        for `positions`: a visitor over every file (candidate discovery) and a deletion later
+        need the same ones, and computing them regenerates the whole file's code."""
         if path not in self._positions:
             self._positions[path] = wrapper.resolve(PositionProvider)
 
@@ -119,10 +113,10 @@ class PythonProject:
         """Where every node of the file's parsed tree starts and ends (the tree of `parse`);
         kept, as the tree is."""
         if path not in self._positions:
-            wrapper = self.metadata(path)
-            if wrapper is None:
+            module = self.parse(path)
+            if module is None:
                 return {}
-            self.keep_positions(path, wrapper)
+            self.keep_positions(path, MetadataWrapper(module, unsafe_skip_copy=True))
         return self._positions[path]
 
     @functools.cache  # noqa: B019 - as parse(): once per file

@@ -6,6 +6,8 @@ the docstring is kept or dropped per recipe. Applying it twice gives the same te
 
 from __future__ import annotations
 
+from libcst.metadata import MetadataWrapper
+
 from taskforge.errors import Rejected
 from taskforge.languages.python.delete.project import PythonProject, PythonStrategy
 from taskforge.languages.python.delete.syntax import (
@@ -27,11 +29,9 @@ class StubFunction(PythonStrategy):
                    select: SelectOptions) -> list[Candidate]:
         stable = set(baseline.stable)
         found: list[Candidate] = []
-        for path, _module in project.parsed_files():
+        for path, module in project.parsed_files():
             finder = FunctionFinder()
-            wrapper = project.metadata(path)
-            if wrapper is None:
-                continue
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # the project's own tree
             wrapper.visit(finder)
             before = len(found)
             for qualname, node, def_line, body_start, end_line, code_line in finder.found:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -42,6 +43,15 @@ class UserFacingError(click.ClickException):
         click.echo(f"taskforge: error: {message}", err=True)
 
 
+def exit_interrupted(message: str) -> NoReturn:
+    """Exit 130 after a Ctrl-C. A second one while the interpreter shuts down (a user
+    pressing it again) is ignored: it would end the process by the signal instead, with
+    neither 130 nor a word."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    click.echo(message, err=True)
+    sys.exit(130)
+
+
 class App(click.Group):
     """Turns a UserError (or a sandbox that went away) raised anywhere below into exit code
     2 with one line."""
@@ -62,8 +72,7 @@ class App(click.Group):
         except click.Abort as e:
             if isinstance(e.__cause__, EOFError):
                 raise e.__cause__ from None  # a bug, not a Ctrl-C: keep its traceback
-            click.echo("taskforge: interrupted", err=True)
-            sys.exit(130)
+            exit_interrupted("taskforge: interrupted")
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -197,9 +206,8 @@ def generate(recipe: str, out: str, shard: str, workers: int, executor: str,
                                progress=progress, difficulty=difficulty, force=force)
     except KeyboardInterrupt:
         progress.stop()
-        click.echo(f"taskforge: interrupted; finished candidates are journaled in {out}: the same "
-                   "command resumes there", err=True)
-        sys.exit(130)
+        exit_interrupted(f"taskforge: interrupted; finished candidates are journaled in {out}: "
+                         "the same command resumes there")
     finally:
         progress.stop()
     for warning in summary.warnings:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -42,11 +44,24 @@ def git(*args: str, cwd: Path | None = None, git_dir: Path | None = None,
         cmd.append(f"--git-dir={git_dir}")
     if work_tree is not None:
         cmd.append(f"--work-tree={work_tree}")
-    proc = subprocess.run([*cmd, *args], cwd=cwd, env=git_env(), input=input, capture_output=True)
+    # Its own process group, killed and reaped before an interruption (Ctrl-C) goes on:
+    # subprocess.run kills only git itself and does not wait on KeyboardInterrupt, so git
+    # (or a process it started) could still be writing objects while the caller's cleanup
+    # removes that repository ("Directory not empty").
+    with subprocess.Popen([*cmd, *args], cwd=cwd, env=git_env(), start_new_session=True,
+                          stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            stdout, stderr = proc.communicate(input)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
     if proc.returncode != 0:
-        message = proc.stderr.decode(errors="replace").strip().splitlines()
+        message = stderr.decode(errors="replace").strip().splitlines()
         raise GitError(message[-1] if message else f"git {args[0]} failed")
-    return proc.stdout.decode(errors="replace").strip()
+    return stdout.decode(errors="replace").strip()
 
 
 def commit_tree(work_tree: Path, git_dir: Path, message: str, exclude: list[str] | None = None) -> str:

@@ -28,7 +28,7 @@ from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import SourceSpec
 from taskforge.patches import created_files, diff_texts
 from taskforge.sandbox import get_sandbox
-from taskforge.sanitize import changed_paths, fingerprint_workspace, read_tree
+from taskforge.sanitize import PendingScan, changed_paths, fingerprint_workspace, read_tree
 from taskforge.verify import reverify as reverify_module
 from taskforge.verify.confirm import Verifier, run_timeout
 from taskforge.verify.gates import restore_tests
@@ -237,6 +237,21 @@ def test_verify_reports_a_test_patch_that_does_not_give_back_the_tests(
     assert all("test-patch-does-not-restore" in p for p in problems), problems
 
 
+def screened_one(root: Path, symbol: str, tmp_path: Path, tf_cache: Path) -> tuple:
+    """A verifier of the project at `root`, its stub-function strategy, the candidate that
+    deletes `symbol`, and the screen's verdict on it."""
+    box = get_sandbox("none")
+    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
+                    base_dir=tmp_path, sandbox=box, repeats=2, timeout=300)
+    strategy = source.language.strategy("stub-function")
+    (candidate,) = [c for c in strategy.candidates(source.project, source.baseline,
+                                                   SelectOptions(min_body_lines=1))
+                    if c.symbol == symbol]
+    verifier = Verifier(source, box, tf_cache, run_timeout(source, 300), 2, TaskOptions())
+    return verifier, strategy, candidate, verifier.screen([candidate],
+                                                          LocalExecutor(1))[candidate.key]
+
+
 def test_a_workspace_the_scan_took_files_from_runs_its_reference_again(tmp_path: Path,
                                                                         tf_cache: Path) -> None:
     """The scan removes a copy of the deleted code that the snapshot holds where a rule
@@ -261,18 +276,47 @@ def scale(values, factor):
         "tests/test_core.py": "from calc.core import scale\n\n\n"
                               "def test_scale():\n    assert scale([1, 2], 3) == [3, 6]\n",
     })
-    box = get_sandbox("none")
-    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
-                    base_dir=tmp_path, sandbox=box, repeats=2, timeout=300)
-    strategy = source.language.strategy("stub-function")
-    (candidate,) = [c for c in strategy.candidates(source.project, source.baseline,
-                                                   SelectOptions(min_body_lines=1))
-                    if c.symbol == "calc.core.scale"]
-    verifier = Verifier(source, box, tf_cache, run_timeout(source, 300), 2, TaskOptions())
-    screened = verifier.screen([candidate], LocalExecutor(1))[candidate.key]
+    verifier, strategy, candidate, screened = screened_one(root, "calc.core.scale", tmp_path,
+                                                           tf_cache)
     assert screened.screened and screened.reference_runs > 0 and not screened.rejection
     record = verifier.make_task(strategy, candidate, screened)
     assert record["sanitizer"]["artifacts_removed"].get("leak-scan") == [
         "docs/html/_modules/calc/core.html"], record["sanitizer"]
     states = [run["state"] for run in record["verification"]["runs"]]
     assert states.count("task") == 1 and states.count("reference") >= 1
+
+
+def test_the_environment_searched_while_the_tests_run_still_rejects(tmp_path: Path,
+                                                                   tf_cache: Path,
+                                                                   monkeypatch) -> None:
+    """A screened candidate's leak scan searches the environment while its confirmation
+    runs; a copy of the deleted function in site-packages must still reject the task."""
+    core = f'''\
+def blend(values, weight):
+    tag = "blend-{tmp_path.name}"
+    mixed = [(tag, value * weight) for value in values]
+    return [pair[1] + weight for pair in mixed]
+'''
+    root = make_project(tmp_path, {
+        "mix/__init__.py": "",
+        "mix/core.py": core,
+        "tests/test_core.py": "from mix.core import blend\n\n\n"
+                              "def test_blend():\n    assert blend([1, 2], 3) == [6, 9]\n",
+    })
+    verifier, strategy, candidate, screened = screened_one(root, "mix.core.blend", tmp_path,
+                                                           tf_cache)
+    assert screened.screened and not screened.rejection
+    (site,) = verifier.source.env.venv.glob("lib/python3*/site-packages")
+    copy = site / f"vendored_{tmp_path.name}.py"
+    copy.write_text(core)
+    try:
+        with pytest.raises(Rejected) as err:
+            verifier.make_task(strategy, candidate, screened)
+        assert err.value.reason == "leak:env" and copy.name in err.value.detail
+        # Positive control: a confirmation that does not wait for the environment's search
+        # (here: one that never makes it) emits the task.
+        monkeypatch.setattr(PendingScan, "_search", lambda self: None)
+        record = verifier.make_task(strategy, candidate, screened)
+        assert record["FAIL_TO_PASS"] == ["tests/test_core.py::test_blend"]
+    finally:
+        copy.unlink()

@@ -32,6 +32,7 @@ import pytest
 from taskforge.errors import Rejected
 from taskforge.gitcmd import fresh_repository_problems
 from taskforge.sanitize import (
+    PendingScan,
     fingerprint_workspace,
     sanitize_and_scan,
     scan,
@@ -578,6 +579,47 @@ def test_environment_copy_of_the_original_rejects(task: Task, tmp_path: Path) ->
         sanitize_and_scan(task.ws, env, task.fingerprints, task.keep)
     assert (err.value.reason, err.value.detail.split(":")[0]) == (
         "leak:env", "env/lib/python3.11/site-packages/pkg/scores.py")
+
+
+def test_a_pending_scan_judges_the_workspace_as_it_was_read(task: Task, tmp_path: Path) -> None:
+    """`PendingScan` reads the workspace when it begins, the environment on a thread: what
+    is written into the workspace afterwards (its hidden tests coming back, a test run's
+    output while the environment is searched) is not what the agent gets, nor the verdict."""
+    env = make_env(tmp_path)
+    with PendingScan(task.ws, env, task.fingerprints, task.keep) as pending:
+        (task.ws / "pkg/written_later.py").write_text(ORIGINAL)
+        record = pending.finish()
+    assert record is not None and record["leak_scan"]["clean"] is True
+    # positive control: the same file is a leak to a scan that reads the workspace now
+    with pytest.raises(Rejected) as err:
+        sanitize_and_scan(task.ws, env, task.fingerprints, task.keep)
+    assert (err.value.reason, err.value.detail.split(":")[0]) == (
+        "leak:workspace", "pkg/written_later.py")
+
+
+def test_a_pending_scan_gives_the_environment_s_verdict(task: Task, tmp_path: Path) -> None:
+    """The environment, searched on the scan's thread, still decides: a copy there rejects
+    when the verdict is asked for, and `removals=False` gives None, not a removal, for what
+    a rule would remove (the caller scans again, before its runs)."""
+    env = make_env(tmp_path)
+    copy = env / "lib/python3.11/site-packages/pkg/scores.py"
+    copy.parent.mkdir()
+    copy.write_text(ORIGINAL)
+    with PendingScan(task.ws, env, task.fingerprints, task.keep) as pending, \
+            pytest.raises(Rejected) as err:
+        pending.finish()
+    assert err.value.reason == "leak:env"
+    copy.unlink()
+    # rendered docs the repository tracks (so sanitizing keeps them), with the source
+    docs = "docs/html/_modules/pkg/scores.html"
+    (task.ws / docs).parent.mkdir(parents=True)
+    (task.ws / docs).write_text(ORIGINAL)
+    keep = {*task.keep, docs}
+    with PendingScan(task.ws, env, task.fingerprints, keep) as pending:
+        assert pending.finish(removals=False) is None
+    assert (task.ws / docs).exists()
+    record = sanitize_and_scan(task.ws, env, task.fingerprints, keep)
+    assert record["artifacts_removed"]["leak-scan"] == [docs]
 
 
 def test_environment_wheel_in_cache_rejects(task: Task, tmp_path: Path) -> None:

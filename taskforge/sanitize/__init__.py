@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Collection, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -38,7 +39,7 @@ from taskforge.sanitize.fingerprints import (
     fingerprint_workspace,
     read_tree,
 )
-from taskforge.sanitize.scan import Hit, ScanStats, Undecided, scan
+from taskforge.sanitize.scan import Hit, Scanner, ScanStats, Undecided, scan
 
 SCAN_REMOVED = "leak-scan"  # the artifacts_removed key of files removed because of a hit
 COMPILED_COPIES = "compiled-copies"  # extensions and Cython output of an edited module
@@ -145,66 +146,123 @@ def sanitize_and_scan(workspace: Path, env_dir: Path | None, fingerprints: Finge
     detail) for residue no rule removes (an environment path is reported as `env/<path>`).
     `sanitized`: the workspace was just sanitized (by `materialize_record`), which removed
     these; it is not sanitized again."""
-    workspace = Path(workspace)
-    removed = dict(sanitized) if sanitized is not None else sanitize_workspace(workspace, keep)
-    roots = [workspace] + ([Path(env_dir)] if env_dir else [])
-    background: set[str] = set()
-    scan_removed: list[str] = []
-    stats = ScanStats()
-    for round_no in range(1, max_rounds + 1):
-        # the environment is the same for every task of a snapshot: decoded once (envindex)
-        hits = scan(fingerprints, roots, stats, indexed=roots[1:])
-        env_hits = [h for h in hits if h.root != str(workspace)]
-        dropped = background_fingerprints(env_hits, fingerprints)
-        if dropped:
-            background |= dropped
-            fingerprints = fingerprints.without(dropped)
-            hits = [h for h in hits if h.kind == "code" or h.fingerprint not in dropped]
-        # The fresh commit holds exactly the working files, whose own verdict decides.
-        undecided = [u for u in stats.undecided
-                     if u.root != str(workspace) or PurePosixPath(u.path).parts[0] != ".git"]
-        blocking_undecided = [u for u in undecided
-                              if not _removable(Path(u.root), u.path, u.root != str(workspace))]
-        if blocking_undecided:
-            raise undecided_rejection(blocking_undecided, workspace)
-        if not hits and not undecided:
-            if scan_removed:
-                removed[SCAN_REMOVED] = sorted(set(removed.get(SCAN_REMOVED, [])) |
-                                               set(scan_removed))
-            return {
-                "artifacts_removed": dict(sorted(removed.items())),
-                "fresh_git": True,
-                "leak_scan": {
-                    "clean": True, "rounds": round_no,
-                    "fingerprints": fingerprints.summary(),
-                    "background": len(background),
-                    "scanned": ["workspace"] + (["environment"] if env_dir else []),
-                    "workspace_files": _count_files(workspace),
-                    "undecided": [],
-                },
-            }
-        blocking: list[tuple[str, Hit]] = []
-        removable: list[tuple[str, str]] = []
-        for hit in hits:
-            in_env = hit.root != str(workspace)
-            if not in_env and PurePosixPath(hit.path).parts[0] == ".git":
-                continue  # the fresh commit is remade from the working files below
-            if _removable(Path(hit.root), hit.path, in_env):
-                removable.append((hit.root, hit.path))
-            else:
-                blocking.append((f"env/{hit.path}" if in_env else hit.path, hit))
-        if blocking:
-            where, hit = min(blocking)
-            # the reason names the area (stats group by it), the detail the file and the hit
-            raise Rejected(_leak_reason(where), f"{where}: {hit}")
-        removable += [(u.root, u.path) for u in undecided]  # the others raised above
-        for root, path in sorted(set(removable)):
-            _remove(Path(root), path)
-            if root == str(workspace):
-                scan_removed.append(path)
-        fresh_repository(workspace)  # the old commit held the removed files
-    where = hits[0].path if hits else undecided[0].path
-    raise Rejected(_leak_reason(where), f"{where}: still found after {max_rounds} rounds")
+    with PendingScan(workspace, env_dir, fingerprints, keep, sanitized=sanitized) as pending:
+        result = pending.finish(max_rounds=max_rounds)
+    assert result is not None  # removals allowed: every round ends in a verdict
+    return result
+
+
+class PendingScan:
+    """`sanitize_and_scan` begun: the workspace is sanitized and read at once, the
+    environment's index searched on a thread of its own; `finish` gives the verdict.
+
+    Between the two the workspace may change (its hidden tests restored, tests run in it:
+    `finish` never reads it again unless a hit must be removed), while the environment's
+    search, most of a scan where the environment is large, takes the time of those runs
+    instead of adding to it. Use as a context manager: leaving it waits for the thread."""
+
+    def __init__(self, workspace: Path, env_dir: Path | None, fingerprints: Fingerprints,
+                 keep: Collection[str] = (), *,
+                 sanitized: Mapping[str, list[str]] | None = None) -> None:
+        self.workspace = Path(workspace)
+        self.removed = dict(sanitized) if sanitized is not None \
+            else sanitize_workspace(self.workspace, keep)
+        self.env_dir = env_dir
+        self.roots = [self.workspace] + ([Path(env_dir)] if env_dir else [])
+        self.fingerprints = fingerprints
+        self._scanner = Scanner(fingerprints)
+        self._scanner.walk(self.roots, indexed=self.roots[1:])
+        self._files = _count_files(self.workspace)  # as read, whatever happens to it next
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(target=self._search, name="leak-scan-env", daemon=True)
+        self._thread.start()
+
+    def _search(self) -> None:
+        try:
+            self._scanner.search_indexed()
+        except BaseException as e:  # raised where the verdict is asked for
+            self._failed = e
+
+    def __enter__(self) -> PendingScan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._thread.join()
+
+    def finish(self, *, max_rounds: int = 3, removals: bool = True) -> dict[str, Any] | None:
+        """The `sanitizer` field, or Rejected. With `removals` False, None instead of
+        removing a hit a rule names (and scanning again): the caller changed the workspace
+        since it was read, so the rounds after the first are its to run, afresh."""
+        self._thread.join()
+        if self._failed is not None:
+            raise self._failed
+        workspace, roots, fingerprints = self.workspace, self.roots, self.fingerprints
+        removed = self.removed
+        background: set[str] = set()
+        scan_removed: list[str] = []
+        stats = ScanStats()
+        self._scanner.stats_into(stats)
+        hits = sorted(self._scanner.hits)
+        for round_no in range(1, max_rounds + 1):
+            if round_no > 1:
+                # the environment is the same for every task of a snapshot: decoded once
+                # (envindex)
+                hits = scan(fingerprints, roots, stats, indexed=roots[1:])
+            env_hits = [h for h in hits if h.root != str(workspace)]
+            dropped = background_fingerprints(env_hits, fingerprints)
+            if dropped:
+                background |= dropped
+                fingerprints = fingerprints.without(dropped)
+                hits = [h for h in hits if h.kind == "code" or h.fingerprint not in dropped]
+            # The fresh commit holds exactly the working files, whose own verdict decides.
+            undecided = [u for u in stats.undecided
+                         if u.root != str(workspace) or PurePosixPath(u.path).parts[0] != ".git"]
+            blocking_undecided = [u for u in undecided
+                                  if not _removable(Path(u.root), u.path, u.root != str(workspace))]
+            if blocking_undecided:
+                raise undecided_rejection(blocking_undecided, workspace)
+            if not hits and not undecided:
+                if scan_removed:
+                    removed[SCAN_REMOVED] = sorted(set(removed.get(SCAN_REMOVED, [])) |
+                                                   set(scan_removed))
+                return {
+                    "artifacts_removed": dict(sorted(removed.items())),
+                    "fresh_git": True,
+                    "leak_scan": {
+                        "clean": True, "rounds": round_no,
+                        "fingerprints": fingerprints.summary(),
+                        "background": len(background),
+                        "scanned": ["workspace"] + (["environment"] if self.env_dir else []),
+                        "workspace_files": _count_files(workspace) if scan_removed
+                        else self._files,
+                        "undecided": [],
+                    },
+                }
+            blocking: list[tuple[str, Hit]] = []
+            removable: list[tuple[str, str]] = []
+            for hit in hits:
+                in_env = hit.root != str(workspace)
+                if not in_env and PurePosixPath(hit.path).parts[0] == ".git":
+                    continue  # the fresh commit is remade from the working files below
+                if _removable(Path(hit.root), hit.path, in_env):
+                    removable.append((hit.root, hit.path))
+                else:
+                    blocking.append((f"env/{hit.path}" if in_env else hit.path, hit))
+            if blocking:
+                where, hit = min(blocking)
+                # the reason names the area (stats group by it), the detail the file and the
+                # hit
+                raise Rejected(_leak_reason(where), f"{where}: {hit}")
+            if not removals:
+                return None
+            removable += [(u.root, u.path) for u in undecided]  # the others raised above
+            for root, path in sorted(set(removable)):
+                _remove(Path(root), path)
+                if root == str(workspace):
+                    scan_removed.append(path)
+            fresh_repository(workspace)  # the old commit held the removed files
+        where = hits[0].path if hits else undecided[0].path
+        raise Rejected(_leak_reason(where), f"{where}: still found after {max_rounds} rounds")
 
 
 def _removable(root: Path, rel: str, in_env: bool) -> bool:

@@ -196,6 +196,7 @@ class Scanner:
         self.longest = max((len(p) for p in self.by_text), default=0)
         self.stats = ScanStats()
         self.hits: set[Hit] = set()
+        self._indexed: list[tuple[int, list[Path]]] = []  # what `walk` left to an index
 
     # -- searching ------------------------------------------------------------------------
     def search_alone(self, label: Label, data: bytes, roots: list[Path]) -> None:
@@ -293,6 +294,13 @@ class Scanner:
 
     def scan(self, roots: Iterable[Path], indexed: Collection[Path] = ()) -> list[Hit]:
         """Every hit under `roots`; those in `indexed` are searched in their index."""
+        self.walk(roots, indexed)
+        self.search_indexed()
+        return sorted(self.hits)
+
+    def walk(self, roots: Iterable[Path], indexed: Collection[Path] = ()) -> None:
+        """`scan`'s first half: the roots not in `indexed`, read now (afterwards they may
+        change: `search_indexed` does not read them again)."""
         roots = [Path(r) for r in roots]
         from_index = {os.path.realpath(r) for r in indexed}
         walked = [i for i, r in enumerate(roots) if os.path.realpath(r) not in from_index]
@@ -301,10 +309,20 @@ class Scanner:
         walker.walk(roots, walked, batch)
         batch.flush()
         self.stats = walker.stats
-        for i, root in enumerate(roots):
-            if i not in walked:
-                self.search_index(i, tree_index(root), roots)
-        return sorted(self.hits)
+        self._indexed = [(i, roots) for i in range(len(roots)) if i not in walked]
+
+    def search_indexed(self) -> None:
+        """`scan`'s second half: the roots `walk` left to their index, searched there."""
+        for i, roots in self._indexed:
+            self.search_index(i, tree_index(roots[i]), roots)
+        self._indexed = []
+
+    def stats_into(self, stats: ScanStats) -> None:
+        """What this scan counted and could not decide, copied into `stats`."""
+        for name in ("files", "bytes", "entries", "decoded_bytes", "containers", "same_inode"):
+            setattr(stats, name, getattr(self.stats, name))
+        stats.notes[:] = self.stats.notes
+        stats.undecided[:] = sorted(self.stats.undecided)
 
 
 def _modified_utf8(name: str) -> bytes:
@@ -343,8 +361,5 @@ def scan(fingerprints: Fingerprints, roots: Iterable[Path],
     scanner = Scanner(fingerprints)
     hits = scanner.scan(roots, indexed)
     if stats is not None:
-        for name in ("files", "bytes", "entries", "decoded_bytes", "containers", "same_inode"):
-            setattr(stats, name, getattr(scanner.stats, name))
-        stats.notes[:] = scanner.stats.notes
-        stats.undecided[:] = sorted(scanner.stats.undecided)
+        scanner.stats_into(stats)
     return hits

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
@@ -21,9 +22,10 @@ from taskforge.materialize import materialize
 from taskforge.model import Candidate, TaskRecord
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
-from taskforge.sanitize import fingerprint_workspace, prepare_index, scan_removals
+from taskforge.sanitize import PendingScan, fingerprint_workspace, prepare_index, scan_removals
 from taskforge.statement import problem_statement, quotes_body
 from taskforge.verify.gates import (
+    begin_scan_gate,
     collection_gate,
     leak_scan_gate,
     null_rejection,
@@ -82,6 +84,10 @@ def run_timeout(source: IngestedSource, limit: float) -> float:
     whole-suite run (a stub that makes a caller loop forever should cost little), at most
     the recipe's `verify.timeout_s`."""
     return min(limit, max(30.0, 3 * max(source.baseline.run_seconds)))
+
+
+class _ScanRemoves(Exception):
+    """The leak scan, run while the labels were, must remove a file from the workspace."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,15 @@ class Verifier:
         rejected, or with `allow_collection_breaks` recorded as collateral: the tests that no
         longer collect fail in the task state like any other FAIL_TO_PASS test.
         """
+        try:
+            return self._make_task(strategy, candidate, screened, scan_meanwhile=True)
+        except _ScanRemoves:
+            # The scan found what a rule removes, after the labels ran on a workspace that
+            # still held it: everything again, the scan's rounds before the runs.
+            return self._make_task(strategy, candidate, screened, scan_meanwhile=False)
+
+    def _make_task(self, strategy: Strategy, candidate: Candidate, screened: Screened, *,
+                   scan_meanwhile: bool) -> TaskRecord:
         source, options, cache, repeats = self.source, self.options, self.cache, self.repeats
         deletion = strategy.apply(source.project, candidate, options)
         originals = {p: source.project.text(p) for p in deletion.new_texts}
@@ -172,7 +187,8 @@ class Verifier:
                 hidden_tests(language, source.snapshot.root, sorted(screened.fail_to_pass),
                              set(originals))
             task_patch, test_patch = task_patches(deletion.new_texts, originals, hidden)
-        with warm_dir(cache, prefix="verify-") as scratch:
+        pending: PendingScan | None = None
+        with warm_dir(cache, prefix="verify-") as scratch, contextlib.ExitStack() as scans:
             if hidden is not None:
                 workspace, removed = materialize(task_patch, source.snapshot.root,
                                                  scratch / "workspace")
@@ -181,8 +197,14 @@ class Verifier:
                 fingerprints = fingerprint_workspace(workspace, originals, lacking=hidden,
                                                      lacking_from=source.snapshot.root)
                 scan_started = time.monotonic()
-                sanitizer = scan_gate(workspace, removed, source.snapshot.root,
-                                      source.env.venv, fingerprints)
+                if scan_meanwhile:
+                    # The workspace is read now, before anything runs in it; the environment
+                    # (most of a scan where it is large) is searched while the tests run.
+                    pending = scans.enter_context(begin_scan_gate(
+                        workspace, removed, source.snapshot.root, source.env.venv, fingerprints))
+                else:
+                    sanitizer = scan_gate(workspace, removed, source.snapshot.root,
+                                          source.env.venv, fingerprints)
                 scan_seconds = time.monotonic() - scan_started
                 restore_tests(workspace, test_patch, source.snapshot.root)
                 language.set_up_workspace(workspace, source.snapshot, set(originals), runner)
@@ -204,9 +226,20 @@ class Verifier:
             scan_removed = bool(sanitizer and scan_removals({"sanitizer": sanitizer}))
             established = not scan_removed and (
                 screened.reference_runs > 0 or set(tests) == set(source.baseline.stable))
-            labels = label_tests(workspace, patch, tests, runner,
-                                 repeats=1 if screened.screened else repeats,
-                                 reference_repeats=0 if established else None)
+            try:
+                labels = label_tests(workspace, patch, tests, runner,
+                                     repeats=1 if screened.screened else repeats,
+                                     reference_repeats=0 if established else None)
+            except Rejected:
+                if pending is not None:  # a leak is the reason, as when the scan came first
+                    pending.finish(removals=False)
+                raise
+            if pending is not None:
+                waited = time.monotonic()
+                sanitizer = pending.finish(removals=False)
+                scan_seconds += time.monotonic() - waited  # what the scan added to the runs
+                if sanitizer is None:
+                    raise _ScanRemoves
             unrestored = [p for p in originals if (workspace / p).read_bytes()
                           != (source.snapshot.root / p).read_bytes()]
             if unrestored:

@@ -19,11 +19,11 @@ from taskforge.errors import Rejected
 from taskforge.languages.base import Runner, null_rejection
 from taskforge.materialize import materialize
 from taskforge.patches import apply_patch, plain_creations
-from taskforge.sanitize import Fingerprints, sanitize_and_scan, tracked_paths
+from taskforge.sanitize import Fingerprints, PendingScan, sanitize_and_scan, tracked_paths
 from taskforge.workspace import scratch_dir
 
-__all__ = ["collection_gate", "leak_scan_gate", "null_rejection", "restore_tests", "scan_gate",
-           "score_null_solution"]
+__all__ = ["begin_scan_gate", "collection_gate", "leak_scan_gate", "null_rejection",
+           "restore_tests", "scan_gate", "score_null_solution"]
 
 
 def score_null_solution(workspace: Path, fail_to_pass: list[str],
@@ -82,6 +82,14 @@ def restore_tests(workspace: Path, test_patch: str, snapshot_root: Path) -> None
         if not file.is_file() or not original.is_file() \
                 or file.read_bytes() != original.read_bytes():
             raise Rejected("test-patch-does-not-restore", path)
+
+
+def begin_scan_gate(workspace: Path, removed: dict[str, list[str]], snapshot_root: Path,
+                    env_dir: Path | None, fingerprints: Fingerprints) -> PendingScan:
+    """`scan_gate` begun: `workspace` is read now, the environment searched meanwhile (see
+    `PendingScan`); its `finish` gives the `sanitizer` field or Rejected."""
+    return PendingScan(workspace, env_dir, fingerprints, tracked_paths(snapshot_root),
+                       sanitized=removed)
 
 
 def scan_gate(workspace: Path, removed: dict[str, list[str]], snapshot_root: Path,

@@ -4,6 +4,7 @@ is cut off at its timeout with what it started, and is used only under a warm ro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -252,3 +253,90 @@ def test_a_forked_process_starts_its_own_and_leaves_the_parents(
         assert not server.broken and server.dir.is_dir(), "the child ended the parent's zygote"
         run_tests(env, scratch / "ws", box, timeout=120, select=[next(iter(EXPECTED))])
         assert zygotes_of(box) == [server] and server._ids == 2
+
+
+PLUGIN = """\
+import os
+
+import pytest
+
+with open({log!r}, "a") as _log:  # who imported this copy, from where
+    _log.write(f"{{os.getpid()}} {{__file__}}\\n")
+
+
+@pytest.fixture
+def probe_value():
+    return {value}
+"""
+USES_PLUGIN = """\
+import os
+import sys
+
+
+def test_the_plugin_is_the_runs(probe_value):
+    import probeplug
+    assert (probe_value, os.path.dirname(probeplug.__file__)) == ({value}, {where})
+
+
+def test_a_blocked_plugin_is_not_imported():
+    assert "probeplug" not in sys.modules
+"""
+
+
+def with_plugin(env: Environment, dest: Path, log: Path) -> Environment:
+    """A copy of `env` with a pytest plugin installed (a `pytest11` entry point, as a
+    third-party plugin has) that logs each import of it and gives a fixture 42."""
+    venv = dest / "venv"
+    shutil.copytree(env.venv, venv, symlinks=True)
+    (site,) = venv.glob("lib/python3*/site-packages")
+    (site / "probeplug.py").write_text(PLUGIN.format(log=str(log), value=42))
+    info = site / "probeplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probeplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nprobeplug = probeplug\n")
+    (info / "RECORD").write_text("")
+    return dataclasses.replace(env, venv=venv)
+
+
+def test_the_environment_s_plugins_are_imported_once_and_dropped_when_a_run_shadows_them(
+        project: tuple[Path, Environment], tmp_path: Path) -> None:
+    """A zygote imports the environment's pytest plugins; a run gets them already imported,
+    unless its own paths hold a module of theirs (the project under test providing the
+    plugin) or it blocks one (`-p no:NAME`): it then imports what a fresh process would."""
+    tree, env = project
+    log = tmp_path / "imports.log"
+    env = with_plugin(env, tmp_path / "env", log)
+    box = require("none")
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    site = str(next(env.venv.glob("lib/python3*/site-packages")))
+    uses = "tests/test_plugin.py::test_the_plugin_is_the_runs"
+    blocked = "tests/test_plugin.py::test_a_blocked_plugin_is_not_imported"
+    with warm_dir(cache, prefix="test-") as scratch:
+        ws = scratch / "ws"
+        shutil.copytree(tree, ws)
+        (ws / "tests/test_plugin.py").write_text(USES_PLUGIN.format(value=42, where=repr(site)))
+        before = jobs_done()
+        for _ in range(2):
+            plain = run_tests(env, ws, box, timeout=120, select=[uses])
+            assert plain.outcomes == {uses: "passed"}, plain.log_tail
+        assert jobs_done() == before + 2
+        (server,) = zygotes_of(box)
+        imports = log.read_text().splitlines()
+        # imported once for both runs, by the zygote: the process they were forked from
+        assert len(imports) == 1 and imports[0].endswith(os.path.join(site, "probeplug.py"))
+        # Positive control for what follows: the zygote holds the environment's copy, which
+        # a run that kept it would use. Now the workspace provides the plugin itself.
+        (ws / "probeplug.py").write_text(PLUGIN.format(log=str(log), value=43))
+        (ws / "tests/test_plugin.py").write_text(
+            USES_PLUGIN.format(value=43, where="os.getcwd()"))
+        shadowed = run_tests(env, ws, box, timeout=120, select=[uses])
+        assert shadowed.outcomes == {uses: "passed"}, shadowed.log_tail
+        assert log.read_text().splitlines()[1].endswith(str(ws / "probeplug.py"))
+        (ws / "probeplug.py").unlink()
+        kept = run_tests(env, ws, box, timeout=120, select=[blocked])
+        assert kept.outcomes == {blocked: "failed"}  # imported: not blocked
+        off = run_tests(env, ws, box, timeout=120, select=[blocked],
+                        extra_args=["-p", "no:probeplug"])
+        assert off.outcomes == {blocked: "passed"}, off.log_tail
+        assert zygotes_of(box) == [server] and jobs_done() == before + 5
+    assert len(log.read_text().splitlines()) == 2  # no run imported the environment's copy

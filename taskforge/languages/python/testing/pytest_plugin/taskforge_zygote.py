@@ -3,9 +3,11 @@
 Started by taskforge (`testing/zygote.py`) inside a sandbox with the environment's
 interpreter; it must import nothing from taskforge and, above all, nothing of the project
 under test: each run is a child forked from this state that imports the project's code
-anew from its own workspace, as a fresh `python -m pytest` would. What the fork saves is the
-interpreter's start and pytest's import (about 0.35 s a run on this machine); what a run
-does is unchanged: its working directory, environment, `sys.path` and `sys.argv` are what
+anew from its own workspace, as a fresh `python -m pytest` would. (It imports the
+environment's pytest plugins; a run whose own paths hold a module of any of them, as the
+project's would, drops them all first.) What the fork saves is the interpreter's start,
+pytest's import (about 0.35 s a run on this machine) and the plugins'; what a run does is
+unchanged: its working directory, environment, `sys.path` and `sys.argv` are what
 the fresh process would have had, and `python -m pytest` runs through runpy as `-m` does.
 
 Protocol: one JSON object a line. Jobs come in on the FIFO given first, results go out on
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import json
 import os
 import select
@@ -35,10 +38,8 @@ def _import_pytests_own() -> None:
     the standard modules they pull in (~10 ms a run), and the one regular expression they
     compile in every run. None of them reads the environment or the working directory on
     import, so a run sees what it would have imported itself.
-    Third-party plugins are left to the run (one may read them), and so is `readline` (it
-    reads HOME's .inputrc)."""
-    import importlib
-
+    The environment's own plugins come next (`_preload_plugins`); `readline` is left to the
+    run (it reads HOME's .inputrc)."""
     from _pytest.config import default_plugins
 
     names = [f"_pytest.{name}" for name in default_plugins]
@@ -54,7 +55,56 @@ def _import_pytests_own() -> None:
         bin_xml_escape("")
 
 
+def _preload_plugins() -> tuple[frozenset[str], frozenset[str]]:
+    """The environment's own pytest plugins (its `pytest11` entry points), imported here
+    once instead of in every run: anyio's, for one, costs a run ~30 ms. Returns the names of
+    the modules this added and of the plugins. The environment is the same for every run;
+    what a run may change is dealt with in `_forget_preloaded`."""
+    before = set(sys.modules)
+    names: set[str] = set()
+    try:
+        from importlib.metadata import entry_points
+
+        plugins = list(entry_points(group="pytest11"))
+    except Exception:
+        return frozenset(), frozenset()
+    for plugin in plugins:
+        names.add(plugin.name)
+        # as pluggy would import it; one that fails is left to the run, which fails alike
+        with contextlib.suppress(Exception):
+            importlib.import_module(plugin.value.split(":")[0].strip())
+    return frozenset(set(sys.modules) - before), frozenset(names)
+
+
+def _forget_preloaded(job: dict, head: list[str]) -> None:
+    """Drop what `_preload_plugins` imported when this run might not import it the same way:
+    its own paths (`head`: its working directory, PYTHONPATH) hold a module of that name
+    (the project under test, say, which may itself be such a plugin), it turns plugin
+    autoloading off, or it may block one of them (`no:NAME` in its arguments, PYTEST_ADDOPTS
+    or a config file in its working directory). The run then imports them, or not, as a
+    fresh process does."""
+    if not _PRELOADED:
+        return
+    from importlib.machinery import ExtensionFileLoader, PathFinder
+
+    env = job["env"]
+    blocks = " ".join([*job["args"], env.get("PYTEST_ADDOPTS", "")])
+    for config in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+        with contextlib.suppress(OSError), open(config, "rb") as f:
+            blocks += " " + f.read(1 << 20).decode(errors="replace")
+    if "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in env \
+            and not any(f"no:{name}" in blocks for name in _PLUGIN_NAMES) \
+            and not any(PathFinder.find_spec(top, head) for top in _PRELOADED_TOPS):
+        return
+    for name in _PRELOADED:
+        loader = getattr(getattr(sys.modules.get(name), "__spec__", None), "loader", None)
+        if not isinstance(loader, ExtensionFileLoader):  # one may refuse to load twice
+            sys.modules.pop(name, None)
+
+
 _import_pytests_own()
+_PRELOADED, _PLUGIN_NAMES = _preload_plugins()
+_PRELOADED_TOPS = sorted({name.split(".")[0] for name in _PRELOADED})
 # What exists now (pytest, its plugins and the standard modules they import; their garbage
 # collected first) is never collected again, in a child either: pytest's unconfigure collects
 # garbage, and a full collection walked (and copied) every page of this process, ~14 ms a
@@ -92,10 +142,10 @@ def _child(job: dict) -> None:
         os.environ.update(job["env"])
         pythonpath = [p for p in job["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
         sys.path[:] = [job["cwd"], *pythonpath, *_BASE_PATH]
-        import importlib
         import tempfile
 
         importlib.invalidate_caches()
+        _forget_preloaded(job, [job["cwd"], *pythonpath])
         tempfile.tempdir = None  # computed again from this run's TMPDIR
         sys.argv = ["-m", *job["args"]]
         import runpy

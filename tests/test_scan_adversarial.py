@@ -19,6 +19,7 @@ import py_compile
 import shutil
 import sqlite3
 import subprocess
+import sys
 import tarfile
 import textwrap
 import zipfile
@@ -586,10 +587,12 @@ def test_a_pending_scan_judges_the_workspace_as_it_was_read(task: Task, tmp_path
     is written into the workspace afterwards (its hidden tests coming back, a test run's
     output while the environment is searched) is not what the agent gets, nor the verdict."""
     env = make_env(tmp_path)
+    interval = sys.getswitchinterval()
     with PendingScan(task.ws, env, task.fingerprints, task.keep) as pending:
         (task.ws / "pkg/written_later.py").write_text(ORIGINAL)
         record = pending.finish()
     assert record is not None and record["leak_scan"]["clean"] is True
+    assert sys.getswitchinterval() == interval  # lowered while the thread searched, restored
     # positive control: the same file is a leak to a scan that reads the workspace now
     with pytest.raises(Rejected) as err:
         sanitize_and_scan(task.ws, env, task.fingerprints, task.keep)

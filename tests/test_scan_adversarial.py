@@ -602,8 +602,9 @@ def test_a_pending_scan_judges_the_workspace_as_it_was_read(task: Task, tmp_path
 
 def test_a_pending_scan_gives_the_environment_s_verdict(task: Task, tmp_path: Path) -> None:
     """The environment, searched on the scan's thread, still decides: a copy there rejects
-    when the verdict is asked for, and `removals=False` gives None, not a removal, for what
-    a rule would remove (the caller scans again, before its runs)."""
+    when the verdict is asked for, or when the caller is rejected meanwhile; and
+    `removals=False` gives None, not a removal, for what a rule would remove (the caller
+    scans again, before its runs)."""
     env = make_env(tmp_path)
     copy = env / "lib/python3.11/site-packages/pkg/scores.py"
     copy.parent.mkdir()
@@ -612,7 +613,15 @@ def test_a_pending_scan_gives_the_environment_s_verdict(task: Task, tmp_path: Pa
             pytest.raises(Rejected) as err:
         pending.finish()
     assert err.value.reason == "leak:env"
+    # rejected meanwhile (its runs timed out, say): the leak is the reason, as it was when
+    # the scan came first; without it, the timeout is
+    with pytest.raises(Rejected) as err, PendingScan(task.ws, env, task.fingerprints, task.keep):
+        raise Rejected("timeout", "task state")
+    assert err.value.reason == "leak:env"
     copy.unlink()
+    with pytest.raises(Rejected) as err, PendingScan(task.ws, env, task.fingerprints, task.keep):
+        raise Rejected("timeout", "task state")
+    assert err.value.reason == "timeout"
     # rendered docs the repository tracks (so sanitizing keeps them), with the source
     docs = "docs/html/_modules/pkg/scores.html"
     (task.ws / docs).parent.mkdir(parents=True)

@@ -194,6 +194,7 @@ class PendingScan:
         self._scanner.walk(self.roots, indexed=self.roots[1:])
         self._files = _count_files(self.workspace)  # as read, whatever happens to it next
         self._failed: BaseException | None = None
+        self._finished = False
         self._thread = threading.Thread(target=self._search, name="leak-scan-env", daemon=True)
         _searches(+1)
         self._thread.start()
@@ -209,14 +210,19 @@ class PendingScan:
     def __enter__(self) -> PendingScan:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
         self._thread.join()
+        if isinstance(error, Rejected) and not self._finished:
+            # Rejected meanwhile (its labels, say): a leak is the reason still, as it was when
+            # the scan came first (this raises it)
+            self.finish(removals=False)
 
     def finish(self, *, max_rounds: int = 3, removals: bool = True) -> dict[str, Any] | None:
         """The `sanitizer` field, or Rejected. With `removals` False, None instead of
         removing a hit a rule names (and scanning again): the caller changed the workspace
         since it was read, so the rounds after the first are its to run, afresh."""
         self._thread.join()
+        self._finished = True
         if self._failed is not None:
             raise self._failed
         workspace, roots, fingerprints = self.workspace, self.roots, self.fingerprints

@@ -226,14 +226,9 @@ class Verifier:
             scan_removed = bool(sanitizer and scan_removals({"sanitizer": sanitizer}))
             established = not scan_removed and (
                 screened.reference_runs > 0 or set(tests) == set(source.baseline.stable))
-            try:
-                labels = label_tests(workspace, patch, tests, runner,
-                                     repeats=1 if screened.screened else repeats,
-                                     reference_repeats=0 if established else None)
-            except Rejected:
-                if pending is not None:  # a leak is the reason, as when the scan came first
-                    pending.finish(removals=False)
-                raise
+            labels = label_tests(workspace, patch, tests, runner,
+                                 repeats=1 if screened.screened else repeats,
+                                 reference_repeats=0 if established else None)
             if pending is not None:
                 waited = time.monotonic()
                 sanitizer = pending.finish(removals=False)

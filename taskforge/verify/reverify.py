@@ -1,12 +1,13 @@
 """Re-verification of an emitted task from scratch (`taskforge verify`): every gate `generate`
 ran, on fresh materializations of the record: the leak scan, the collection check and the
-labels on one (in that order: the scan sees it as the agent would), each trivial solution on
-its own. Like `generate`'s verification workspaces, these get what the language adds for
-verification runs (Python: the snapshot's bytecode for the files the deletion left alone),
-after the scan."""
+labels on one (in that order: the scan reads it as the agent gets it, then searches the
+environment while the tests run), each trivial solution on its own. Like `generate`'s
+verification workspaces, these get what the language adds for verification runs (Python:
+the snapshot's bytecode for the files the deletion left alone), after the scan."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,8 +16,9 @@ from taskforge.languages.base import Runner
 from taskforge.materialize import materialize_record
 from taskforge.model import TaskRecord, record_snapshot
 from taskforge.patches import apply_patch, created_files, named_paths
-from taskforge.sanitize import fingerprint_record
+from taskforge.sanitize import Fingerprints, PendingScan, fingerprint_record
 from taskforge.verify.gates import (
+    begin_scan_gate,
     collection_gate,
     null_rejection,
     restore_tests,
@@ -31,6 +33,18 @@ def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, *,
              full_suite: bool = False) -> list[str]:
     """The problems found, each `gate: what` (empty: verified). `full_suite`: the labels of
     every FAIL_TO_PASS and PASS_TO_PASS test, not only the tests verification ran."""
+    try:
+        return _reverify(record, snapshot_root, runner, full_suite, scan_meanwhile=True)
+    except _ScanRemoves:  # after the runs: all again, the scan's rounds before them
+        return _reverify(record, snapshot_root, runner, full_suite, scan_meanwhile=False)
+
+
+class _ScanRemoves(Exception):
+    """The leak scan, run while the labels were, must remove a file from the workspace."""
+
+
+def _reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, full_suite: bool, *,
+              scan_meanwhile: bool) -> list[str]:
     check = _Reverify(dict(record), snapshot_root, runner)
     found: dict[str, list[str]] = {}
 
@@ -40,12 +54,21 @@ def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, *,
         except Rejected as why:
             found[name] = [str(why)]
 
-    with warm_dir(runner.cache, prefix="reverify-") as scratch:
+    with warm_dir(runner.cache, prefix="reverify-") as scratch, \
+            contextlib.ExitStack() as scans:
         # One fresh materialization, exactly as the agent gets it: the leak scan reads it
-        # before anything has run there; then, its hidden tests back, the collection check
-        # and the labels run in it (a collect-only run changes nothing a test sees).
+        # before anything has run there (and searches the environment while the tests
+        # run, as `generate` does); then, its hidden tests back, the collection check and
+        # the labels run in it (a collect-only run changes nothing a test sees).
         workspace, removed = materialize_record(record, snapshot_root, scratch / "workspace")
-        gate("leak-scan", lambda: check.leak_scan(workspace, removed))
+        pending: PendingScan | None = None
+        if scan_meanwhile:
+            try:
+                pending = scans.enter_context(check.begin_leak_scan(workspace, removed))
+            except Rejected as why:
+                found["leak-scan"] = [str(why)]
+        else:
+            gate("leak-scan", lambda: check.leak_scan(workspace, removed))
         try:
             restore_tests(workspace, record.get("test_patch") or "", snapshot_root)
         except Rejected as why:  # the tests graders would run are not the verified ones
@@ -56,6 +79,13 @@ def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, *,
                          - set(created_files(record.get("test_patch") or "")))
             gate("collection-breaks", lambda: check.collection(workspace))
             gate("labels", lambda: check.labels(workspace, full_suite))
+        if pending is not None:
+            try:
+                if pending.finish(removals=False) is None:
+                    raise _ScanRemoves
+                found["leak-scan"] = []
+            except Rejected as why:
+                found["leak-scan"] = [str(why)]
     gate("trivial-solution", check.trivial)
     return [f"{name}: {problem}" for name in GATES for problem in found[name]]
 
@@ -126,6 +156,12 @@ class _Reverify:
         return []
 
     def leak_scan(self, workspace: Path, removed: dict[str, list[str]]) -> list[str]:
-        fingerprints = fingerprint_record(self.record, self.root)  # of the code, not hidden tests
-        scan_gate(workspace, removed, self.root, self.runner.env.venv, fingerprints)
+        scan_gate(workspace, removed, self.root, self.runner.env.venv, self.fingerprints())
         return []
+
+    def begin_leak_scan(self, workspace: Path, removed: dict[str, list[str]]) -> PendingScan:
+        return begin_scan_gate(workspace, removed, self.root, self.runner.env.venv,
+                               self.fingerprints())
+
+    def fingerprints(self) -> Fingerprints:
+        return fingerprint_record(self.record, self.root)  # of the code, not hidden tests

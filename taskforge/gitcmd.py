@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import signal
+import stat
+import struct
 import subprocess
+import zlib
 from pathlib import Path
 
 FIXED_ENV = {
@@ -102,7 +106,8 @@ def fresh_repository(workspace: Path, message: str = "task workspace") -> str:
         git_dir.unlink()
     elif git_dir.exists():
         shutil.rmtree(git_dir)
-    commit = commit_tree(workspace, git_dir, message)
+    commit = _commit_in_process(workspace, git_dir, message) \
+        or commit_tree(workspace, git_dir, message)
     for name in os.listdir(git_dir):
         if name not in FRESH_ENTRIES:  # COMMIT_EDITMSG and anything git adds on its own
             path = git_dir / name
@@ -114,6 +119,99 @@ def fresh_repository(workspace: Path, message: str = "task workspace") -> str:
     if problems:
         raise GitError(f"{workspace}: fresh repository is not clean: {'; '.join(problems)}")
     return commit
+
+
+# What `git init --template=` writes, and the object of `commit_tree`'s fixed identity.
+INIT_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+               "\tlogallrefupdates = true\n")
+IDENTITY = b"taskforge <taskforge@localhost> 946684800 +0000"  # FIXED_ENV's, as git writes it
+BIG_FILE = 32 * 1024 * 1024  # past this, git's streaming beats holding the file in memory
+
+
+class _NotPlain(Exception):
+    """A tree `_commit_in_process` leaves to git."""
+
+
+def _commit_in_process(work_tree: Path, git_dir: Path, message: str) -> str | None:
+    """What `commit_tree(work_tree, work_tree / ".git", message)` makes (the same objects,
+    index, refs and commit id), written here: `git init`, `add` and `commit` are three
+    processes, most of a small workspace's materialization. None, with nothing written, for
+    a tree git may treat otherwise: one with a .gitattributes (a filter or an end-of-line
+    rule changes what is stored), a path git refuses (a `.git` of any case), a file that is
+    neither regular nor a symlink, or one past BIG_FILE."""
+    objects: dict[bytes, bytes] = {}  # id -> the object, uncompressed
+    entries: list[tuple[bytes, int, bytes, os.stat_result]] = []
+
+    def store(kind: bytes, data: bytes) -> bytes:
+        raw = b"%s %d\0%s" % (kind, len(data), data)
+        oid = hashlib.sha1(raw).digest()
+        objects[oid] = raw
+        return oid
+
+    def tree_of(directory: str, prefix: bytes) -> bytes | None:
+        items = []
+        with os.scandir(directory) as listing:
+            for entry in listing:
+                name = os.fsencode(entry.name)
+                if not prefix and name == b".git":
+                    continue
+                if name.lower() == b".git" or name == b".gitattributes":
+                    raise _NotPlain
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISLNK(st.st_mode):
+                    mode, oid = 0o120000, store(b"blob", os.fsencode(os.readlink(entry.path)))
+                elif stat.S_ISDIR(st.st_mode):
+                    sub = tree_of(entry.path, prefix + name + b"/")
+                    if sub is not None:  # git records no empty directory
+                        items.append((name + b"/", name, 0o40000, sub))
+                    continue
+                elif stat.S_ISREG(st.st_mode) and st.st_size <= BIG_FILE:
+                    mode = 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
+                    with open(entry.path, "rb") as f:
+                        oid = store(b"blob", f.read())
+                else:
+                    raise _NotPlain
+                items.append((name, name, mode, oid))
+                entries.append((prefix + name, mode, oid, st))
+        if not items:
+            return None
+        items.sort()  # git orders a tree's entries by name, a directory's as "name/"
+        return store(b"tree", b"".join(b"%o %s\0%s" % (mode, name, oid)
+                                       for _key, name, mode, oid in items))
+
+    try:
+        root = tree_of(str(work_tree), b"") or store(b"tree", b"")
+    except _NotPlain:
+        return None
+    commit = store(b"commit", b"tree %s\nauthor %s\ncommitter %s\n\n%s\n" % (
+        root.hex().encode(), IDENTITY, IDENTITY, message.strip().encode()))
+    for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+        (git_dir / sub).mkdir(parents=True, exist_ok=True)
+    for oid, raw in objects.items():
+        name = oid.hex()
+        folder = git_dir / "objects" / name[:2]
+        folder.mkdir(exist_ok=True)
+        (folder / name[2:]).write_bytes(zlib.compress(raw, 1))  # core.looseCompression
+    (git_dir / "config").write_text(INIT_CONFIG + REPOSITORY_CONFIG)
+    (git_dir / "HEAD").write_text("ref: refs/heads/main\n")
+    (git_dir / "refs/heads/main").write_text(commit.hex() + "\n")
+    (git_dir / "index").write_bytes(_index(entries))
+    return commit.hex()
+
+
+def _index(entries: list[tuple[bytes, int, bytes, os.stat_result]]) -> bytes:
+    """A version 2 index of `entries` (path, mode, blob id, the file's stat), as `git add`
+    writes it: stat data for git's "unchanged?" check, entries sorted by path."""
+    out = [b"DIRC", struct.pack(">II", 2, len(entries))]
+    for path, mode, oid, st in sorted(entries):
+        fields = [int(st.st_ctime), st.st_ctime_ns % 10**9, int(st.st_mtime),
+                  st.st_mtime_ns % 10**9, st.st_dev, st.st_ino, mode, st.st_uid, st.st_gid,
+                  st.st_size]
+        entry = struct.pack(">10I", *(f & 0xFFFFFFFF for f in fields)) + oid + \
+            struct.pack(">H", min(len(path), 0xFFF)) + path
+        out.append(entry + b"\0" * (8 - len(entry) % 8))  # NUL-ended, padded to 8 bytes
+    data = b"".join(out)
+    return data + hashlib.sha1(data).digest()
 
 
 def _layout_problems(git_dir: Path) -> list[str]:

@@ -4,6 +4,7 @@ caller is about to remove (a Ctrl-C during a snapshot's commit)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -12,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from taskforge.gitcmd import git, git_env
+from taskforge.gitcmd import (
+    GitError,
+    commit_tree,
+    fresh_repository,
+    fresh_repository_problems,
+    git,
+    git_env,
+)
 
 
 def alive_with(token: str) -> list[int]:
@@ -68,3 +76,61 @@ def test_positive_control_subprocess_run_leaves_git_s_children_running(tmp_path:
         timer.cancel()
         for pid in alive_with(token):
             os.kill(pid, signal.SIGKILL)
+
+
+def awkward_tree(root: Path) -> Path:
+    """Nested and empty directories, an executable, symlinks (one dangling), an empty file,
+    names with spaces, non-ASCII and a leading dash, and names that sort differently as a
+    file and as a directory (`a.txt`, `a/`, `a-b`)."""
+    for rel, text in {"a.txt": "1\n", "a/b.py": "print(1)\n", "a-b": "", "dir x/ü.txt": "ü\n",
+                      "-lead": "x\n", "deep/er/still/f.py": "x = 1\n", "run.sh": "#!/bin/sh\n",
+                      ".gitignore": "*.py\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "run.sh").chmod(0o755)
+    (root / "empty/dir").mkdir(parents=True)
+    os.symlink("a.txt", root / "link")
+    os.symlink("nowhere", root / "dangling")
+    return root
+
+
+def by_git(tree: Path, into: Path) -> str:
+    shutil.copytree(tree, into, symlinks=True)
+    return commit_tree(into, into / ".git", "task workspace")
+
+
+def test_a_fresh_repository_written_in_process_is_the_one_git_writes(tmp_path: Path) -> None:
+    tree = awkward_tree(tmp_path / "tree")
+    expected = by_git(tree, tmp_path / "git")
+    ours = tmp_path / "ours"
+    shutil.copytree(tree, ours, symlinks=True)
+    assert fresh_repository(ours) == expected  # the same objects, down to the commit id
+    assert (ours / ".git/objects" / expected[:2] / expected[2:]).is_file()  # ours, not git's
+    assert fresh_repository_problems(ours / ".git", full=True) == []
+    assert git("fsck", "--full", "--strict", cwd=ours) == ""
+    assert git("status", "--porcelain", "--ignored", cwd=ours) == ""  # the index matches
+    assert git("ls-files", "-s", cwd=ours) == git("ls-files", "-s", cwd=tmp_path / "git")
+    assert (ours / ".git/config").read_text() == (tmp_path / "git/.git/config").read_text()
+
+
+def test_a_tree_git_treats_otherwise_is_left_to_git(tmp_path: Path) -> None:
+    """With a .gitattributes, git may store other bytes than the file's (here: CRLF line
+    ends, normalized); a `.GIT` directory git refuses."""
+    tree = awkward_tree(tmp_path / "tree")
+    (tree / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    (tree / ".gitattributes").write_text("*.txt text\n")
+    expected = by_git(tree, tmp_path / "git")
+    ours = tmp_path / "ours"
+    shutil.copytree(tree, ours, symlinks=True)
+    assert fresh_repository(ours) == expected
+    # positive control: the file's bytes as they are (what the writer stores) are not the
+    # blob git stored
+    stored = git("rev-parse", "HEAD:crlf.txt", cwd=ours)
+    assert git("hash-object", "--no-filters", "crlf.txt", cwd=ours) != stored
+    refused = tmp_path / "refused"
+    shutil.copytree(tree, refused, symlinks=True)
+    (refused / ".gitattributes").unlink()
+    (refused / "x/.GIT").mkdir(parents=True)
+    (refused / "x/.GIT/f").write_text("a\n")
+    with pytest.raises(GitError, match="adding files failed"):  # as git said before
+        fresh_repository(refused)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import signal
 import stat
@@ -128,6 +129,11 @@ IDENTITY = b"taskforge <taskforge@localhost> 946684800 +0000"  # FIXED_ENV's, as
 BIG_FILE = 32 * 1024 * 1024  # past this, git's streaming beats holding the file in memory
 
 
+# Names `git add` refuses (its core.protectNTFS checks, on by default): `.git` in any case,
+# or its short name `git~1`, then only dots and spaces, to the end or a `:` or `\`.
+_GIT_REFUSES = re.compile(rb"(?i)(?:\.git|git~1)[. ]*(?:[:\\].*)?\Z", re.DOTALL)
+
+
 class _NotPlain(Exception):
     """A tree `_commit_in_process` leaves to git."""
 
@@ -155,9 +161,10 @@ def _commit_in_process(work_tree: Path, git_dir: Path, message: str) -> str | No
                 name = os.fsencode(entry.name)
                 if not prefix and name == b".git":
                     continue
-                if name.lower() == b".git" or name == b".gitattributes":
-                    raise _NotPlain
                 st = entry.stat(follow_symlinks=False)
+                if name == b".gitattributes" or _GIT_REFUSES.match(name) \
+                        or (stat.S_ISLNK(st.st_mode) and name.lower().startswith(b".git")):
+                    raise _NotPlain
                 if stat.S_ISLNK(st.st_mode):
                     mode, oid = 0o120000, store(b"blob", os.fsencode(os.readlink(entry.path)))
                 elif stat.S_ISDIR(st.st_mode):

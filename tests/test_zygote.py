@@ -258,15 +258,29 @@ def test_a_forked_process_starts_its_own_and_leaves_the_parents(
 PLUGIN = """\
 import os
 
+import probedep
 import pytest
 
 with open({log!r}, "a") as _log:  # who imported this copy, from where
-    _log.write(f"{{os.getpid()}} {{__file__}}\\n")
+    _log.write(f"plugin {{os.getpid()}} {{__file__}}\\n")
 
 
 @pytest.fixture
 def probe_value():
-    return {value}
+    return probedep.VALUE + {offset}
+
+
+@pytest.fixture
+def probe_checked():
+    value = probedep.VALUE
+    assert value == 41  # rewritten by pytest (a plugin's module), it explains itself
+"""
+DEPENDENCY = """\
+import os
+
+with open({log!r}, "a") as _log:
+    _log.write(f"dependency {{os.getpid()}} {{__file__}}\\n")
+VALUE = 42
 """
 USES_PLUGIN = """\
 import os
@@ -278,31 +292,57 @@ def test_the_plugin_is_the_runs(probe_value):
     assert (probe_value, os.path.dirname(probeplug.__file__)) == ({value}, {where})
 
 
+def test_the_plugin_is_rewritten(probe_checked):
+    pass
+
+
 def test_a_blocked_plugin_is_not_imported():
     assert "probeplug" not in sys.modules
 """
+# warnings as errors, as many projects have: a plugin module imported before pytest marks it
+# for rewriting (PytestAssertRewriteWarning) ends such a run
+STRICT = '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+
+
+def install(site: Path, name: str, files: dict[str, str], plugin: str | None = None) -> None:
+    """A distribution in `site`: its files, listed in its RECORD as pip lists them (pytest
+    marks a plugin distribution's modules for rewriting from that list)."""
+    for rel, text in files.items():
+        (site / rel).write_text(text)
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    if plugin:
+        (info / "entry_points.txt").write_text(f"[pytest11]\n{plugin} = {plugin}\n")
+    (info / "RECORD").write_text("".join(f"{rel},,\n" for rel in files)
+                                 + f"{info.name}/RECORD,,\n")
 
 
 def with_plugin(env: Environment, dest: Path, log: Path) -> Environment:
     """A copy of `env` with a pytest plugin installed (a `pytest11` entry point, as a
-    third-party plugin has) that logs each import of it and gives a fixture 42."""
+    third-party plugin has) and a library it imports, each logging its imports; the plugin
+    gives a fixture 42."""
     venv = dest / "venv"
     shutil.copytree(env.venv, venv, symlinks=True)
     (site,) = venv.glob("lib/python3*/site-packages")
-    (site / "probeplug.py").write_text(PLUGIN.format(log=str(log), value=42))
-    info = site / "probeplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probeplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[pytest11]\nprobeplug = probeplug\n")
-    (info / "RECORD").write_text("")
+    install(site, "probeplug", {"probeplug.py": PLUGIN.format(log=str(log), offset=0)},
+            plugin="probeplug")
+    install(site, "probedep", {"probedep.py": DEPENDENCY.format(log=str(log))})
     return dataclasses.replace(env, venv=venv)
 
 
-def test_the_environment_s_plugins_are_imported_once_and_dropped_when_a_run_shadows_them(
+def imports(log: Path, kind: str) -> list[str]:
+    return [line.split(" ", 2)[2] for line in log.read_text().splitlines()
+            if line.startswith(kind + " ")]
+
+
+def test_what_the_environment_s_plugins_import_is_imported_once(
         project: tuple[Path, Environment], tmp_path: Path) -> None:
-    """A zygote imports the environment's pytest plugins; a run gets them already imported,
-    unless its own paths hold a module of theirs (the project under test providing the
-    plugin) or it blocks one (`-p no:NAME`): it then imports what a fresh process would."""
+    """A zygote imports what the environment's pytest plugins import from other
+    distributions; the plugins' own modules each run imports, as pytest rewrites them. A run
+    whose own paths hold one of those modules (the project under test providing the plugin,
+    or the library) or that blocks a plugin (`-p no:NAME`) drops them all first, and imports
+    what a fresh process would."""
     tree, env = project
     log = tmp_path / "imports.log"
     env = with_plugin(env, tmp_path / "env", log)
@@ -310,33 +350,39 @@ def test_the_environment_s_plugins_are_imported_once_and_dropped_when_a_run_shad
     cache = Path(os.environ["TASKFORGE_CACHE"])
     site = str(next(env.venv.glob("lib/python3*/site-packages")))
     uses = "tests/test_plugin.py::test_the_plugin_is_the_runs"
+    rewritten = "tests/test_plugin.py::test_the_plugin_is_rewritten"
     blocked = "tests/test_plugin.py::test_a_blocked_plugin_is_not_imported"
     with warm_dir(cache, prefix="test-") as scratch:
         ws = scratch / "ws"
         shutil.copytree(tree, ws)
+        with open(ws / "pyproject.toml", "a") as config:
+            config.write(STRICT)
         (ws / "tests/test_plugin.py").write_text(USES_PLUGIN.format(value=42, where=repr(site)))
         before = jobs_done()
         for _ in range(2):
-            plain = run_tests(env, ws, box, timeout=120, select=[uses])
-            assert plain.outcomes == {uses: "passed"}, plain.log_tail
+            plain = run_tests(env, ws, box, timeout=120, select=[uses, rewritten])
+            assert plain.outcomes == {uses: "passed", rewritten: "error"}, plain.log_tail
+            assert "assert 42 == 41" in plain.log_tail  # the plugin's assert was rewritten
         assert jobs_done() == before + 2
         (server,) = zygotes_of(box)
-        imports = log.read_text().splitlines()
-        # imported once for both runs, by the zygote: the process they were forked from
-        assert len(imports) == 1 and imports[0].endswith(os.path.join(site, "probeplug.py"))
-        # Positive control for what follows: the zygote holds the environment's copy, which
-        # a run that kept it would use. Now the workspace provides the plugin itself.
-        (ws / "probeplug.py").write_text(PLUGIN.format(log=str(log), value=43))
+        # the library once for both runs, by the zygote they were forked from; the plugin
+        # by each run (and by the zygote, which then dropped it)
+        dependency = os.path.join(site, "probedep.py")
+        assert imports(log, "dependency") == [dependency]
+        assert imports(log, "plugin") == [os.path.join(site, "probeplug.py")] * 3
+        # Positive control for what follows: the zygote holds the environment's library,
+        # which a run that kept it would use. Now the workspace provides its own.
+        (ws / "probedep.py").write_text(DEPENDENCY.format(log=str(log)).replace("42", "43"))
         (ws / "tests/test_plugin.py").write_text(
-            USES_PLUGIN.format(value=43, where="os.getcwd()"))
+            USES_PLUGIN.format(value=43, where=repr(site)))
         shadowed = run_tests(env, ws, box, timeout=120, select=[uses])
         assert shadowed.outcomes == {uses: "passed"}, shadowed.log_tail
-        assert log.read_text().splitlines()[1].endswith(str(ws / "probeplug.py"))
-        (ws / "probeplug.py").unlink()
+        assert imports(log, "dependency") == [dependency, str(ws / "probedep.py")]
+        (ws / "probedep.py").unlink()
         kept = run_tests(env, ws, box, timeout=120, select=[blocked])
         assert kept.outcomes == {blocked: "failed"}  # imported: not blocked
         off = run_tests(env, ws, box, timeout=120, select=[blocked],
                         extra_args=["-p", "no:probeplug"])
         assert off.outcomes == {blocked: "passed"}, off.log_tail
         assert zygotes_of(box) == [server] and jobs_done() == before + 5
-    assert len(log.read_text().splitlines()) == 2  # no run imported the environment's copy
+    assert imports(log, "dependency")[2:] == []  # no run imported the environment's again

@@ -3,12 +3,13 @@
 Started by taskforge (`testing/zygote.py`) inside a sandbox with the environment's
 interpreter; it must import nothing from taskforge and, above all, nothing of the project
 under test: each run is a child forked from this state that imports the project's code
-anew from its own workspace, as a fresh `python -m pytest` would. (It imports the
-environment's pytest plugins; a run whose own paths hold a module of any of them, as the
-project's would, drops them all first.) What the fork saves is the interpreter's start,
-pytest's import (about 0.35 s a run on this machine) and the plugins'; what a run does is
-unchanged: its working directory, environment, `sys.path` and `sys.argv` are what
-the fresh process would have had, and `python -m pytest` runs through runpy as `-m` does.
+anew from its own workspace, as a fresh `python -m pytest` would. (It imports what the
+environment's pytest plugins import from outside their own distributions; a run whose own
+paths hold a module of any of them, as the project's would, drops them all first.) What the
+fork saves is the interpreter's start, pytest's import (about 0.35 s a run on this machine)
+and some of the plugins'; what a run does is unchanged: its working directory,
+environment, `sys.path` and `sys.argv` are what the fresh process would have had, and
+`python -m pytest` runs through runpy as `-m` does.
 
 Protocol: one JSON object a line. Jobs come in on the FIFO given first, results go out on
 the second: `{"ready": true}` once pytest is imported, then per job
@@ -56,24 +57,46 @@ def _import_pytests_own() -> None:
 
 
 def _preload_plugins() -> tuple[frozenset[str], frozenset[str]]:
-    """The environment's own pytest plugins (its `pytest11` entry points), imported here
-    once instead of in every run: anyio's, for one, costs a run ~30 ms. Returns the names of
-    the modules this added and of the plugins. The environment is the same for every run;
-    what a run may change is dealt with in `_forget_preloaded`."""
+    """What the environment's own pytest plugins (its `pytest11` entry points) import from
+    elsewhere, imported here once instead of in every run: anyio's plugin, for one, pulls
+    in asyncio. The plugins' own modules are left to each run: pytest marks every module of
+    a plugin's distribution for assertion rewriting, and one imported before it would be
+    neither rewritten nor silent (PytestAssertRewriteWarning, an error under
+    `filterwarnings = error`). Returns the names of the modules kept and of the plugins;
+    the environment is the same for every run, and what a run may change is dealt with in
+    `_forget_preloaded`."""
+    try:
+        from importlib.metadata import distributions
+
+        from _pytest.config import _iter_rewritable_modules
+    except ImportError:  # another pytest: nothing is preloaded
+        return frozenset(), frozenset()
     before = set(sys.modules)
     names: set[str] = set()
+    rewritten: set[str] = set()
+    modules: list[str] = []
     try:
-        from importlib.metadata import entry_points
-
-        plugins = list(entry_points(group="pytest11"))
+        for dist in distributions():
+            plugins = [ep for ep in dist.entry_points if ep.group == "pytest11"]
+            if not plugins:
+                continue
+            rewritten.update(_iter_rewritable_modules(str(f) for f in dist.files or []))
+            for plugin in plugins:
+                module = plugin.value.split(":")[0].strip()
+                names.add(plugin.name)
+                modules.append(module)
+                rewritten.add(module.split(".")[0])  # an editable install lists no files
     except Exception:
         return frozenset(), frozenset()
-    for plugin in plugins:
-        names.add(plugin.name)
+    for module in modules:
         # as pluggy would import it; one that fails is left to the run, which fails alike
         with contextlib.suppress(Exception):
-            importlib.import_module(plugin.value.split(":")[0].strip())
-    return frozenset(set(sys.modules) - before), frozenset(names)
+            importlib.import_module(module)
+    added = set(sys.modules) - before
+    for name in added:
+        if any(name == r or name.startswith(r + ".") for r in rewritten):
+            del sys.modules[name]
+    return frozenset(n for n in added if n in sys.modules), frozenset(names)
 
 
 def _forget_preloaded(job: dict, head: list[str]) -> None:

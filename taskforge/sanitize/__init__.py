@@ -197,7 +197,11 @@ class PendingScan:
         self._finished = False
         self._thread = threading.Thread(target=self._search, name="leak-scan-env", daemon=True)
         _searches(+1)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:
+            _searches(-1)
+            raise
 
     def _search(self) -> None:
         try:

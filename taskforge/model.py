@@ -95,6 +95,9 @@ class TestRun:
     # test file (as pytest names it) -> the last error line, for files that failed to collect
     collection_errors: dict[str, str] = field(default_factory=dict)
     hung: str | None = None  # the test that ran past the per-test limit and ended the run
+    # selected tests the run never reported on (counted as errors in `outcomes`): a file that
+    # no longer loads (see `collection_errors`), an early exit, or a run that never started
+    unreported: tuple[str, ...] = ()
 
     def passed(self) -> set[str]:
         return {t for t, o in self.outcomes.items() if o == "passed"}

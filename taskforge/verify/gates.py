@@ -20,6 +20,7 @@ from taskforge.languages.base import Runner, null_rejection
 from taskforge.materialize import materialize
 from taskforge.patches import apply_patch, plain_creations
 from taskforge.sanitize import Fingerprints, PendingScan, sanitize_and_scan, tracked_paths
+from taskforge.verify.protocol import ran
 from taskforge.workspace import scratch_dir
 
 __all__ = ["begin_scan_gate", "collection_gate", "leak_scan_gate", "null_rejection",
@@ -37,6 +38,10 @@ def score_null_solution(workspace: Path, fail_to_pass: list[str],
         # It might still pass under a grader's longer limit (a wait that gives up quietly);
         # one test that failed before the cut-off already decides, whatever the rest do.
         raise Rejected("timeout", "a trivial solution hangs")
+    if set(run.unreported) >= set(fail_to_pass):
+        # not one test reported (the run stops after its first failure, so the rest may
+        # rightly not): a run that never started must not pass for a trivial solution failing
+        ran(run, "trivial solution")
     return {"passed": len(run.passed() & set(fail_to_pass)), "of": len(fail_to_pass)}
 
 

@@ -33,6 +33,18 @@ def _summary(state: str, run: TestRun) -> dict[str, Any]:
             "timed_out": run.timed_out}
 
 
+def ran(run: TestRun, state: str) -> TestRun:
+    """`run`, unless it did not run what it was given: selected tests it never reported on,
+    with no file that failed to load to account for them (a session that died at start, an
+    early exit). Its outcomes would read as every such test failing, in the task state a
+    FAIL_TO_PASS set that proves nothing: Rejected("run-broken") instead (fail closed)."""
+    if run.unreported and not run.collection_errors:
+        lines = [line for line in run.log_tail.splitlines() if line.strip()]
+        raise Rejected("run-broken", f"{state}: {len(run.unreported)} selected tests never "
+                       f"reported (exit {run.exit_code}): {lines[-1][:200] if lines else ''}")
+    return run
+
+
 def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *,
                 repeats: int, reference_repeats: int | None = None) -> Labels:
     """Run `tests` in the task state, then apply `patch` and run them in the reference state
@@ -44,6 +56,7 @@ def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *
         run = runner.run(workspace, select=tests)
         if run.timed_out:
             raise Rejected("timeout", "task state")
+        ran(run, "task state")
         task_runs.append(run)
         summaries.append(_summary("task", run))
     failing = [t for t in tests if all(r.outcomes.get(t) != "passed" for r in task_runs)]
@@ -55,6 +68,7 @@ def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *
         run = runner.run(workspace, select=tests)
         if run.timed_out:
             raise Rejected("timeout", "reference state")
+        ran(run, "reference state")
         reference_failures |= {t for t in tests if run.outcomes.get(t) != "passed"}
         summaries.append(_summary("reference", run))
     return Labels(fail_to_pass=failing, pass_to_pass=passing, unstable=unstable,

@@ -367,12 +367,14 @@ def _run(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
                 entries += [{"uninstrumented": m} for m in sorted(set(
                     _UNINSTRUMENTED.findall(result.output)))]
     outcomes = dict(report.outcomes)
+    unreported: tuple[str, ...] = ()
     if chosen is not None:
+        unreported = tuple(t for t in chosen if t not in outcomes)
         outcomes = {t: outcomes.get(t, "error") for t in chosen}
     return TestRun(outcomes=outcomes, exit_code=exit_code, wall_seconds=round(seconds, 3),
                    pytest_seconds=round(report.seconds, 3), timed_out=timed_out,
                    log_tail=tail, durations=report.durations,
-                   collection_errors=dict(compiled.broken)), entries
+                   collection_errors=dict(compiled.broken), unreported=unreported), entries
 
 
 def collected_ids(env: Environment, workspace: Path, sandbox: Sandbox, *,

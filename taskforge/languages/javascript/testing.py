@@ -115,14 +115,16 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         if report_into is not None and report.is_file():
             report_into.write_bytes(report.read_bytes())
     outcomes = dict(parsed.outcomes)
+    unreported: tuple[str, ...] = ()
     if chosen is not None:
         # Only what was asked for; a selected test that did not report (an early exit, a
         # crash, a file that no longer loads) did not pass.
+        unreported = tuple(t for t in chosen if t not in outcomes)
         outcomes = {t: outcomes.get(t, "error") for t in chosen}
     return TestRun(outcomes=outcomes, exit_code=exit_code, wall_seconds=seconds,
                    pytest_seconds=round(parsed.seconds, 3), timed_out=timed_out,
                    log_tail=tail, durations=parsed.durations,
-                   collection_errors=parsed.collection_errors), parsed
+                   collection_errors=parsed.collection_errors, unreported=unreported), parsed
 
 
 def collected_ids(env: Environment, workspace: Path, sandbox: Sandbox, *,

@@ -95,14 +95,16 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         outcomes, pytest_seconds, durations = parse_junit(junit)
         broken = collection_errors(junit)
         hung = (hung_file.read_text().strip() or None) if hung_file.is_file() else None
+    unreported: tuple[str, ...] = ()
     if select is not None:
         # A selected test that did not report (an early exit, a crash) did not pass.
-        for test_id in chosen:
-            outcomes.setdefault(test_id, "error")
+        unreported = tuple(t for t in chosen if t not in outcomes)
+        for test_id in unreported:
+            outcomes[test_id] = "error"
     return TestRun(outcomes=outcomes, exit_code=result.exit_code, wall_seconds=result.duration_s,
                    pytest_seconds=pytest_seconds, timed_out=result.timed_out, hung=hung,
                    durations=durations, collection_errors=broken,
-                   log_tail=result.output[-4000:])
+                   log_tail=result.output[-4000:], unreported=unreported)
 
 
 def _warm_run(env: Environment, sandbox: Sandbox, root: Path, argv: list[str], workspace: Path,

@@ -34,6 +34,7 @@ from taskforge.errors import Rejected
 from taskforge.gitcmd import fresh_repository_problems
 from taskforge.sanitize import (
     PendingScan,
+    ScanRemoves,
     fingerprint_workspace,
     sanitize_and_scan,
     scan,
@@ -603,7 +604,7 @@ def test_a_pending_scan_judges_the_workspace_as_it_was_read(task: Task, tmp_path
 def test_a_pending_scan_gives_the_environment_s_verdict(task: Task, tmp_path: Path) -> None:
     """The environment, searched on the scan's thread, still decides: a copy there rejects
     when the verdict is asked for, or when the caller is rejected meanwhile; and
-    `removals=False` gives None, not a removal, for what a rule would remove (the caller
+    `removals=False` raises ScanRemoves, not a removal, for what a rule would remove (the caller
     scans again, before its runs)."""
     env = make_env(tmp_path)
     copy = env / "lib/python3.11/site-packages/pkg/scores.py"
@@ -627,8 +628,9 @@ def test_a_pending_scan_gives_the_environment_s_verdict(task: Task, tmp_path: Pa
     (task.ws / docs).parent.mkdir(parents=True)
     (task.ws / docs).write_text(ORIGINAL)
     keep = {*task.keep, docs}
-    with PendingScan(task.ws, env, task.fingerprints, keep) as pending:
-        assert pending.finish(removals=False) is None
+    with PendingScan(task.ws, env, task.fingerprints, keep) as pending, \
+            pytest.raises(ScanRemoves):
+        pending.finish(removals=False)
     assert (task.ws / docs).exists()
     record = sanitize_and_scan(task.ws, env, task.fingerprints, keep)
     assert record["artifacts_removed"]["leak-scan"] == [docs]

@@ -11,6 +11,7 @@ reason `leak-scan-undecided`: the scan fails closed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -148,9 +149,13 @@ def sanitize_and_scan(workspace: Path, env_dir: Path | None, fingerprints: Finge
     `sanitized`: the workspace was just sanitized (by `materialize_record`), which removed
     these; it is not sanitized again."""
     with PendingScan(workspace, env_dir, fingerprints, keep, sanitized=sanitized) as pending:
-        result = pending.finish(max_rounds=max_rounds)
-    assert result is not None  # removals allowed: every round ends in a verdict
-    return result
+        return pending.finish(max_rounds=max_rounds)
+
+
+class ScanRemoves(Exception):
+    """A `PendingScan` finished with `removals=False` found what a rule removes from the
+    workspace: the caller, which changed the workspace since it was read, starts over with
+    the scan first."""
 
 
 # While a scan searches on its thread, the thread that waits on the tests' process gets the
@@ -218,11 +223,12 @@ class PendingScan:
         self._thread.join()
         if isinstance(error, Rejected) and not self._finished:
             # Rejected meanwhile (its labels, say): a leak is the reason still, as it was when
-            # the scan came first (this raises it)
-            self.finish(removals=False)
+            # the scan came first (this raises it); a removal changes nothing of that
+            with contextlib.suppress(ScanRemoves):
+                self.finish(removals=False)
 
-    def finish(self, *, max_rounds: int = 3, removals: bool = True) -> dict[str, Any] | None:
-        """The `sanitizer` field, or Rejected. With `removals` False, None instead of
+    def finish(self, *, max_rounds: int = 3, removals: bool = True) -> dict[str, Any]:
+        """The `sanitizer` field, or Rejected. With `removals` False, ScanRemoves instead of
         removing a hit a rule names (and scanning again): the caller changed the workspace
         since it was read, so the rounds after the first are its to run, afresh."""
         self._thread.join()
@@ -287,7 +293,7 @@ class PendingScan:
                 # hit
                 raise Rejected(_leak_reason(where), f"{where}: {hit}")
             if not removals:
-                return None
+                raise ScanRemoves(removable[0][1] if removable else undecided[0].path)
             removable += [(u.root, u.path) for u in undecided]  # the others raised above
             for root, path in sorted(set(removable)):
                 _remove(Path(root), path)
@@ -380,7 +386,8 @@ def scan_task_dir(record: TaskRecord, directory: Path, snapshot_root: Path,
 
 
 __all__ = [
-    "RULES", "UNDECIDED", "Fingerprint", "Fingerprints", "Hit", "ScanStats", "Undecided",
+    "RULES", "UNDECIDED", "Fingerprint", "Fingerprints", "Hit", "PendingScan", "ScanRemoves",
+    "ScanStats", "Undecided",
     "background_fingerprints",
     "changed_paths", "fingerprint_deletion", "fingerprint_record", "fingerprint_workspace",
     "prepare_index", "read_tree", "remove_artifacts", "remove_vcs_dirs", "sanitize_and_scan",

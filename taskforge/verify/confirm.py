@@ -22,7 +22,13 @@ from taskforge.materialize import materialize
 from taskforge.model import Candidate, TaskRecord
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
-from taskforge.sanitize import PendingScan, fingerprint_workspace, prepare_index, scan_removals
+from taskforge.sanitize import (
+    PendingScan,
+    ScanRemoves,
+    fingerprint_workspace,
+    prepare_index,
+    scan_removals,
+)
 from taskforge.statement import problem_statement, quotes_body
 from taskforge.verify.gates import (
     begin_scan_gate,
@@ -84,10 +90,6 @@ def run_timeout(source: IngestedSource, limit: float) -> float:
     whole-suite run (a stub that makes a caller loop forever should cost little), at most
     the recipe's `verify.timeout_s`."""
     return min(limit, max(30.0, 3 * max(source.baseline.run_seconds)))
-
-
-class _ScanRemoves(Exception):
-    """The leak scan, run while the labels were, must remove a file from the workspace."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,7 @@ class Verifier:
         """
         try:
             return self._make_task(strategy, candidate, screened, scan_meanwhile=True)
-        except _ScanRemoves:
+        except ScanRemoves:
             # The scan found what a rule removes, after the labels ran on a workspace that
             # still held it: everything again, the scan's rounds before the runs.
             return self._make_task(strategy, candidate, screened, scan_meanwhile=False)
@@ -231,10 +233,8 @@ class Verifier:
                                  reference_repeats=0 if established else None)
             if pending is not None:
                 waited = time.monotonic()
-                sanitizer = pending.finish(removals=False)
+                sanitizer = pending.finish(removals=False)  # or ScanRemoves: start over
                 scan_seconds += time.monotonic() - waited  # what the scan added to the runs
-                if sanitizer is None:
-                    raise _ScanRemoves
             unrestored = [p for p in originals if (workspace / p).read_bytes()
                           != (source.snapshot.root / p).read_bytes()]
             if unrestored:

@@ -16,7 +16,7 @@ from taskforge.languages.base import Runner
 from taskforge.materialize import materialize_record
 from taskforge.model import TaskRecord, record_snapshot
 from taskforge.patches import apply_patch, created_files, named_paths
-from taskforge.sanitize import Fingerprints, PendingScan, fingerprint_record
+from taskforge.sanitize import Fingerprints, PendingScan, ScanRemoves, fingerprint_record
 from taskforge.verify.gates import (
     begin_scan_gate,
     collection_gate,
@@ -35,12 +35,8 @@ def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, *,
     every FAIL_TO_PASS and PASS_TO_PASS test, not only the tests verification ran."""
     try:
         return _reverify(record, snapshot_root, runner, full_suite, scan_meanwhile=True)
-    except _ScanRemoves:  # after the runs: all again, the scan's rounds before them
+    except ScanRemoves:  # after the runs: all again, the scan's rounds before them
         return _reverify(record, snapshot_root, runner, full_suite, scan_meanwhile=False)
-
-
-class _ScanRemoves(Exception):
-    """The leak scan, run while the labels were, must remove a file from the workspace."""
 
 
 def _reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, full_suite: bool, *,
@@ -81,8 +77,7 @@ def _reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, full_suit
             gate("labels", lambda: check.labels(workspace, full_suite))
         if pending is not None:
             try:
-                if pending.finish(removals=False) is None:
-                    raise _ScanRemoves
+                pending.finish(removals=False)  # or ScanRemoves: start over
                 found["leak-scan"] = []
             except Rejected as why:
                 found["leak-scan"] = [str(why)]

@@ -12,6 +12,7 @@ the sanitizer removes one of those only when the leak scan finds residue in it.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import shutil
 from collections.abc import Callable, Collection
@@ -192,6 +193,7 @@ def match_dir(parts: tuple[str, ...], path: Path | None = None) -> ArtifactRule 
     return None
 
 
+@functools.lru_cache(maxsize=8192)  # a name's rule never changes; every walk asks per file
 def match_file(name: str) -> ArtifactRule | None:
     for rule in RULES:
         if rule.matches_file(name):

@@ -14,6 +14,7 @@ from conftest import make_project
 
 from taskforge.ingest import ingest
 from taskforge.languages.base import Runner
+from taskforge.languages.python.testing import bytecode as bytecode_module
 from taskforge.languages.python.testing import runner
 from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode, source_of
 from taskforge.model import SourceSpec
@@ -50,7 +51,7 @@ def run(source, workspace: Path, *args: str) -> subprocess.CompletedProcess[str]
 
 
 def test_verification_bytecode_is_used_and_never_stands_in_for_a_changed_file(
-        tmp_path: Path, tf_cache: Path) -> None:
+        tmp_path: Path, tf_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = project(tmp_path)
     box = get_sandbox("none")
     source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
@@ -94,6 +95,25 @@ def test_verification_bytecode_is_used_and_never_stands_in_for_a_changed_file(
     shutil.copytree(source.snapshot.root, fresh)
     assert seed_bytecode(fresh, bytecode, changed={"calc/ops.py"}) == len(pycs) - 1
     assert not list((fresh / "calc").rglob("ops.*.pyc"))
+
+    # Copies, not links: a run that rewrites its seeded bytecode in place changes neither the
+    # cache nor what the next workspace gets, whether the tree is held in memory or copied
+    # from disk (a tree past KEPT_BYTES).
+    seeded = [p for p in pycs if p.startswith("tests/")]
+    for pyc in seeded:
+        with open(workspace / pyc, "r+b") as f:
+            f.write(b"tampered")
+    for limit in (bytecode_module.KEPT_BYTES, 0):
+        monkeypatch.setattr(bytecode_module, "KEPT_BYTES", limit)
+        bytecode_module._kept_tree.cache_clear()
+        again = tmp_path / f"ws-{limit}" / "workspace"
+        shutil.copytree(source.snapshot.root, again)
+        assert seed_bytecode(again, bytecode, changed=()) == len(pycs)
+        for pyc in pycs:
+            assert (again / pyc).read_bytes() == (bytecode / pyc).read_bytes()
+            assert (again / pyc).stat().st_ino != (bytecode / pyc).stat().st_ino
+        assert not (bytecode / seeded[0]).read_bytes().startswith(b"tampered")
+    bytecode_module._kept_tree.cache_clear()
 
 
 def test_environment_packages_are_compiled(tmp_path: Path, tf_cache: Path) -> None:

@@ -9,10 +9,12 @@ import signal
 import subprocess
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import pytest
 
+from taskforge import gitcmd
 from taskforge.gitcmd import (
     GitError,
     commit_tree,
@@ -120,6 +122,38 @@ def test_a_fresh_repository_written_in_process_is_the_one_git_writes(tmp_path: P
     assert git("status", "--porcelain", "--ignored", cwd=ours) == ""  # the index matches
     assert git("ls-files", "-s", cwd=ours) == git("ls-files", "-s", cwd=tmp_path / "git")
     assert (ours / ".git/config").read_text() == (tmp_path / "git/.git/config").read_text()
+
+
+def test_objects_compressed_once_are_written_again_as_git_reads_them(tmp_path: Path) -> None:
+    """The second repository of a tree takes its objects' compressed bytes from the first
+    (`gitcmd._COMPRESSED`); a changed file still gets its own object, and git reads every
+    object of both as it wrote them."""
+    tree = awkward_tree(tmp_path / "tree")
+    first, second = tmp_path / "first", tmp_path / "second"
+    shutil.copytree(tree, first, symlinks=True)
+    shutil.copytree(tree, second, symlinks=True)
+    (second / "a.txt").write_text("2\n")
+    expected = by_git(second, tmp_path / "git")
+    fresh_repository(first)
+    assert fresh_repository(second) == expected
+    for workspace in (first, second):
+        assert git("fsck", "--full", "--strict", cwd=workspace) == ""
+    assert git("show", "HEAD:a.txt", cwd=second) == "2"
+    # positive control: fsck would tell a wrong cached object (the blob of `a/b.py` made to
+    # hold other bytes)
+    oid = git("rev-parse", "HEAD:a/b.py", cwd=first)
+    kept = gitcmd._COMPRESSED._kept
+    saved = kept[bytes.fromhex(oid)]
+    kept[bytes.fromhex(oid)] = zlib.compress(b"blob 3\0bad", 1)
+    try:
+        third = tmp_path / "third"
+        shutil.copytree(tree, third, symlinks=True)
+        fresh_repository(third)
+        assert git("cat-file", "-p", oid, cwd=third) == "bad"
+        with pytest.raises(GitError):
+            git("fsck", "--full", "--strict", cwd=third)
+    finally:
+        kept[bytes.fromhex(oid)] = saved
 
 
 def test_a_tree_git_treats_otherwise_is_left_to_git(tmp_path: Path) -> None:

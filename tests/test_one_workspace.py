@@ -12,6 +12,7 @@ finds it at every call site.
 from __future__ import annotations
 
 import ast
+import contextlib
 import html
 import re
 import shutil
@@ -29,6 +30,7 @@ from taskforge.model import SourceSpec
 from taskforge.patches import created_files, diff_texts
 from taskforge.sandbox import get_sandbox
 from taskforge.sanitize import PendingScan, changed_paths, fingerprint_workspace, read_tree
+from taskforge.sanitize.envindex import TreeIndex, tree_index
 from taskforge.verify import reverify as reverify_module
 from taskforge.verify.confirm import Verifier, run_timeout
 from taskforge.verify.gates import restore_tests
@@ -337,3 +339,56 @@ def blend(values, weight):
         assert record["FAIL_TO_PASS"] == ["tests/test_core.py::test_blend"]
     finally:
         copy.unlink()
+
+
+class _RemotePool:
+    """A local pool under another name: jobs that may run in other processes, whose
+    indexes a search ahead in this one would not reach."""
+
+    name = "remote"
+
+    def __init__(self) -> None:
+        self._local = LocalExecutor(1)
+        self.workers = self._local.workers
+
+    def map_unordered(self, fn, items, **kwargs):
+        return self._local.map_unordered(fn, items, **kwargs)
+
+
+@pytest.mark.parametrize("pool", ["local", "remote"])
+def test_the_screen_searches_the_environment_ahead_of_the_tasks(
+        textkit, tf_cache: Path, monkeypatch: pytest.MonkeyPatch, pool: str) -> None:
+    """With the tasks confirmed in this process, every environment lookup their scans make
+    was made while the screen ran (the fingerprints of the snapshot's tree with the deletion
+    in place are the task workspace's); the positive control, a pool of other processes,
+    leaves them to the scans."""
+    strategy = textkit.language.strategy("stub-function")
+    found = strategy.candidates(textkit.project, textkit.baseline, SelectOptions())[:10]
+    verifier = Verifier(textkit, get_sandbox("none"), tf_cache, run_timeout(textkit, 300), 2,
+                        TaskOptions())
+    index = tree_index(textkit.env.venv)
+    index._found.clear()  # what earlier tests of this module searched
+    verdicts = verifier.screen(found, LocalExecutor(1) if pool == "local" else _RemotePool())
+    searched_ahead = set(index._found)
+    missed: list[bytes] = []
+    occurrences = TreeIndex.occurrences
+
+    def noting(self, needle):
+        if needle not in self._found:
+            missed.append(needle)
+        return occurrences(self, needle)
+
+    monkeypatch.setattr(TreeIndex, "occurrences", noting)
+    tasks = 0
+    for candidate in found:
+        if verdicts[candidate.key].rejection:
+            continue
+        with contextlib.suppress(Rejected):
+            verifier.make_task(strategy, candidate, verdicts[candidate.key])
+            tasks += 1
+    assert tree_index(textkit.env.venv) is index  # the environment did not change
+    assert tasks >= 5
+    if pool == "local":
+        assert searched_ahead and missed == []
+    else:
+        assert not searched_ahead and missed

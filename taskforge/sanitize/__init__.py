@@ -33,7 +33,7 @@ from taskforge.errors import Rejected
 from taskforge.gitcmd import fresh_repository
 from taskforge.model import TaskRecord
 from taskforge.sanitize.compiled import compiled_copies
-from taskforge.sanitize.envindex import prepare_index
+from taskforge.sanitize.envindex import kept_index, prepare_index
 from taskforge.sanitize.fingerprints import (
     Fingerprint,
     Fingerprints,
@@ -304,6 +304,19 @@ class PendingScan:
         raise Rejected(_leak_reason(where), f"{where}: still found after {max_rounds} rounds")
 
 
+def search_ahead(env_dir: Path, fingerprints: Fingerprints, stop: threading.Event) -> None:
+    """Search the index of `env_dir` (once `prepare_index` built it) for what a scan of it
+    with `fingerprints` will look up, until `stop` is set: the index remembers each answer,
+    so a task's scan finds its search done. A warm-up only; it decides nothing."""
+    index = kept_index(env_dir)
+    if index is None:
+        return
+    for needle in Scanner(fingerprints).index_lookups():
+        if stop.is_set():
+            return
+        index.occurrences(needle)
+
+
 def _removable(root: Path, rel: str, in_env: bool) -> bool:
     """A rule removes this file (from the environment, only bytecode: an environment's
     `lib/python3.X/site-packages/__pycache__` is bytecode, not a tree's compiled `lib/`)."""
@@ -391,6 +404,6 @@ __all__ = [
     "background_fingerprints",
     "changed_paths", "fingerprint_deletion", "fingerprint_record", "fingerprint_workspace",
     "prepare_index", "read_tree", "remove_artifacts", "remove_vcs_dirs", "sanitize_and_scan",
-    "sanitize_workspace", "scan", "scan_removals", "scan_task_dir", "task_trees",
+    "sanitize_workspace", "scan", "scan_removals", "scan_task_dir", "search_ahead", "task_trees",
     "tracked_paths", "undecided_rejection",
 ]

@@ -318,3 +318,10 @@ def tree_index(root: Path) -> TreeIndex:
             while len(_indexes) > KEEP:
                 _indexes.popitem(last=False)
         return fresh
+
+
+def kept_index(root: Path) -> TreeIndex | None:
+    """The index of `root` this process holds, unchecked: only for searching ahead (its
+    answers are remembered in it, and a scan that finds the tree changed builds anew)."""
+    with _lock:
+        return _indexes.get(os.path.realpath(root))

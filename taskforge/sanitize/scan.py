@@ -193,6 +193,9 @@ class Scanner:
         # A .pyc holding one of these code objects holds its qualified name (marshal writes
         # each string in full where it first occurs): files without one are not unmarshalled.
         self.code_names = tuple(sorted({q.encode("utf-8", "surrogatepass") for q in self.code}))
+        # likewise a class file holding a deleted method holds its name
+        self.java_names = tuple(sorted({_modified_utf8(key.rsplit("#", 1)[-1])
+                                        for key in self.java}))
         self.longest = max((len(p) for p in self.by_text), default=0)
         self.stats = ScanStats()
         self.hits: set[Hit] = set()
@@ -231,6 +234,11 @@ class Scanner:
         for k, anchors in sorted(found.items()):
             self._verify(labels[k], datas[k], anchors, roots)
 
+    def index_lookups(self) -> list[bytes]:
+        """Every byte string `search_index` looks up in an index (`TreeIndex.occurrences`)."""
+        return [*self.patterns, *(self.code_names if self.code else ()),
+                *(self.java_names if self.java else ())]
+
     def search_index(self, root_index: int, index: TreeIndex, roots: list[Path]) -> None:
         """What a walk of `roots[root_index]` would find, from its index: the same hits,
         the same undecided files."""
@@ -246,8 +254,7 @@ class Scanner:
         # deleted function or method: those holding its name (as a walk's decoders do).
         checks = [(index.pyc, self.code_names)] if self.code else []
         if self.java:
-            checks.append((index.classes, tuple(
-                {_modified_utf8(key.rsplit("#", 1)[-1]) for key in self.java})))
+            checks.append((index.classes, self.java_names))
         walker = Walker(lambda index_, rel_: self._context(root_index, rel_, roots))
         for entries, names in checks:
             kind = set(entries)

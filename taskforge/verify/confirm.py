@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -25,9 +26,12 @@ from taskforge.sandbox import Sandbox
 from taskforge.sanitize import (
     PendingScan,
     ScanRemoves,
+    fingerprint_deletion,
     fingerprint_workspace,
     prepare_index,
+    read_tree,
     scan_removals,
+    search_ahead,
 )
 from taskforge.statement import problem_statement, quotes_body
 from taskforge.verify.gates import (
@@ -92,6 +96,14 @@ def run_timeout(source: IngestedSource, limit: float) -> float:
     return min(limit, max(30.0, 3 * max(source.baseline.run_seconds)))
 
 
+class _ScreenDisagrees(Exception):
+    """The fresh confirmation's FAIL_TO_PASS (`fail_to_pass`) is not the screen's."""
+
+    def __init__(self, fail_to_pass: set[str], detail: str) -> None:
+        super().__init__(detail)
+        self.fail_to_pass, self.detail = fail_to_pass, detail
+
+
 @dataclass(frozen=True)
 class Verifier:
     """What every candidate of one source is verified with: where its tests run, and what a
@@ -117,12 +129,52 @@ class Verifier:
         """The language's fast path over `candidates` (its verdicts by candidate key)."""
         source = self.source
         # Every task's leak scan searches the environment's index: built while the screen's
-        # server works, not by the first task.
-        prepare_index(source.env.venv)
-        return source.language.screen(ScreenRequest(
-            snapshot=source.snapshot, env=source.env, baseline=source.baseline,
-            project=source.project, candidates=candidates, repeats=self.repeats,
-            timeout=self.timeout, sandbox=self.sandbox, cache=self.cache, pool=pool))
+        # server works, not by the first task; and where the tasks are confirmed in this
+        # process, searched ahead for each candidate meanwhile (`_search_ahead`).
+        built = prepare_index(source.env.venv)
+        stop = threading.Event()
+        ahead = threading.Thread(target=self._search_ahead, args=(candidates, built, stop),
+                                 name="scan-ahead", daemon=True) \
+            if getattr(pool, "name", "") == "local" else None
+        if ahead is not None:
+            ahead.start()
+        try:
+            return source.language.screen(ScreenRequest(
+                snapshot=source.snapshot, env=source.env, baseline=source.baseline,
+                project=source.project, candidates=candidates, repeats=self.repeats,
+                timeout=self.timeout, sandbox=self.sandbox, cache=self.cache, pool=pool))
+        finally:
+            stop.set()
+            if ahead is not None:
+                ahead.join()
+
+    def _search_ahead(self, candidates: list[Candidate], built: threading.Thread,
+                      stop: threading.Event) -> None:
+        """While the screen's server runs (another process), search the environment's index
+        for what each candidate's leak scan will look for there: its fingerprints against
+        the snapshot's tree with its deletion in place, the tree its task workspace holds.
+        The index remembers the answers, so a task's scan waits less for the environment
+        (on sqlparse's 192 MB, up to 0.25 s a task past its confirmation run). A warm-up
+        only: a task whose fingerprints turn out otherwise searches anew, and nothing here
+        decides anything. Its own project, so no parse is shared with the screen's thread."""
+        source = self.source
+        try:
+            built.join()
+            project = source.language.project(source.snapshot, source.env)
+            tree = read_tree(source.snapshot.root)
+            for candidate in candidates:
+                if stop.is_set():
+                    return
+                strategy = source.language.strategy(candidate.strategy)
+                if strategy is None:
+                    continue
+                deletion = strategy.apply(project, candidate, self.options)
+                originals = {p: project.text(p) for p in deletion.new_texts}
+                task_tree = {**tree, **{p: t.encode("utf-8", "surrogatepass")
+                                        for p, t in deletion.new_texts.items()}}
+                search_ahead(source.env.venv, fingerprint_deletion(originals, task_tree), stop)
+        except Exception:  # the task's own scan searches, and reports, anew
+            return
 
     def workspace(self, deletion_patch: str, changed: set[str], dest: Path) -> Path:
         """The task's real workspace, materialized, plus what the language adds for
@@ -152,10 +204,30 @@ class Verifier:
 
         After a screen, one fresh task-state run confirms it (the screen's runs supply the
         other repeats, and the screen's run of the original code the reference); without one,
-        the whole protocol runs `repeats` times here. A deletion that breaks collection is
+        or when that run's FAIL_TO_PASS is not the screen's, the whole protocol runs `repeats`
+        times here. A deletion that breaks collection is
         rejected, or with `allow_collection_breaks` recorded as collateral: the tests that no
         longer collect fail in the task state like any other FAIL_TO_PASS test.
         """
+        try:
+            return self._confirm(strategy, candidate, screened)
+        except _ScreenDisagrees as disagreement:
+            # The screen's model of this candidate was wrong: its forks share state their
+            # session built (a lexer, a registry) that a fresh process builds anew with the
+            # deletion in place. Its labels are no evidence, so the whole protocol runs in
+            # fresh processes, as for a candidate it could not model; their FAIL_TO_PASS must
+            # be the one the disagreeing fresh run found (three fresh runs agree), else the
+            # difference may be a test's own doing, and no task.
+            record = self._confirm(strategy, candidate, Screened(
+                screened=False, seconds=screened.seconds,
+                pytest_seconds=screened.pytest_seconds))
+            if set(record["FAIL_TO_PASS"]) != disagreement.fail_to_pass:
+                raise Rejected("screen-disagrees", disagreement.detail) from None
+            record["verification"]["screen"]["disagreed"] = True
+            return record
+
+    def _confirm(self, strategy: Strategy, candidate: Candidate,
+                 screened: Screened) -> TaskRecord:
         try:
             return self._make_task(strategy, candidate, screened, scan_meanwhile=True)
         except ScanRemoves:
@@ -243,7 +315,7 @@ class Verifier:
         fail_to_pass = labels.fail_to_pass
         if screened.screened and set(fail_to_pass) != set(screened.fail_to_pass):
             differs = sorted(set(fail_to_pass) ^ set(screened.fail_to_pass))
-            raise Rejected("screen-disagrees", f"{candidate.symbol}: {differs[0]}")
+            raise _ScreenDisagrees(set(fail_to_pass), f"{candidate.symbol}: {differs[0]}")
         nulls = screened.null_solutions if screened.null_solutions is not None else \
             self.null_solutions(strategy, candidate, fail_to_pass)
         rejection = null_rejection(nulls, language.null_bodies)
@@ -308,6 +380,7 @@ class Verifier:
                 # a struct in another stops datasets.load_dataset over both).
                 "screen": {"screened": screened.screened, "task_runs": screened.task_runs,
                            "reference_runs": screened.reference_runs,
+                           "disagreed": False,  # True: labels from the fresh fallback
                            "seconds": round(screened.seconds, 3),
                            "pytest_seconds": round(screened.pytest_seconds, 3)},
                 "collection_checked": candidate.import_time,

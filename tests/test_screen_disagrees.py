@@ -1,0 +1,122 @@
+"""When the fresh confirmation's FAIL_TO_PASS is not the screen's, the screen's model of the
+candidate was wrong, and its labels are no evidence: the whole protocol runs in fresh
+processes, and the task stands only if their FAIL_TO_PASS is the disagreeing run's.
+
+The screen's forks run over the original tree with the stub swapped in memory, so a test
+that reads its module's file sees the original there and the stub in a fresh run: a
+disagreement every time, as sqlparse's `Lexer.set_SQL_REGEX` gave one (its forks share a
+lexer their session built)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import make_project
+
+from taskforge.errors import Rejected
+from taskforge.executors import LocalExecutor
+from taskforge.ingest import ingest
+from taskforge.languages.strategy import SelectOptions, TaskOptions
+from taskforge.model import SourceSpec
+from taskforge.sandbox import get_sandbox
+from taskforge.verify import confirm
+from taskforge.verify.confirm import Verifier, run_timeout
+
+pytestmark = pytest.mark.slow  # a real environment, baseline and screen
+
+FILES = {
+    "pyproject.toml": """\
+        [project]
+        name = "calc"
+        version = "0.1"
+        [build-system]
+        requires = ["setuptools"]
+        build-backend = "setuptools.build_meta"
+        """,
+    "calc/__init__.py": "",
+    "calc/ops.py": """\
+        def answer():
+            six = 6
+            seven = 7
+            return six * seven
+        """,
+    "calc/names.py": "def shout(name):\n    return name.upper()\n",
+    "tests/test_names.py": """\
+        from calc.names import shout
+
+
+        def test_shout():
+            assert shout("a") == "A"
+        """,
+    "tests/test_ops.py": """\
+        from pathlib import Path
+
+        from calc import ops
+        from calc.ops import answer
+
+
+        def test_answer():
+            assert answer() == 42
+
+
+        def test_the_source_on_disk_is_whole():
+            try:
+                answer()
+            except NotImplementedError:
+                pass
+            assert "NotImplementedError" not in Path(ops.__file__).read_text()
+        """,
+}
+ANSWER = "tests/test_ops.py::test_answer"
+SOURCE = "tests/test_ops.py::test_the_source_on_disk_is_whole"
+
+
+@pytest.fixture(scope="module")
+def screened(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
+    root = make_project(tmp_path_factory.mktemp("calc"), FILES)
+    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
+                    base_dir=root.parent, sandbox=get_sandbox("none"), repeats=2, timeout=120)
+    strategy = source.language.strategy("stub-function")
+    [candidate] = [c for c in strategy.candidates(source.project, source.baseline,
+                                                  SelectOptions()) if c.symbol.endswith("answer")]
+    verifier = Verifier(source, get_sandbox("none"), tf_cache, run_timeout(source, 120), 2,
+                        TaskOptions())
+    verdict = verifier.screen([candidate], LocalExecutor(1))[candidate.key]
+    return verifier, strategy, candidate, verdict
+
+
+def test_a_disagreeing_screen_gives_way_to_the_fresh_protocol(screened) -> None:
+    verifier, strategy, candidate, verdict = screened
+    # The screen read the original file: only the call failed there.
+    assert verdict.screened and not verdict.rejection
+    assert verdict.fail_to_pass == (ANSWER,)
+    record = verifier.make_task(strategy, candidate, verdict)
+    assert record["FAIL_TO_PASS"] == [ANSWER, SOURCE]  # the fresh runs' labels
+    screen = record["verification"]["screen"]
+    assert screen["disagreed"] is True and screen["screened"] is False
+    assert screen["task_runs"] == 0 and screen["reference_runs"] == 0
+    runs = record["verification"]["runs"]
+    assert [r["state"] for r in runs] == ["task", "task", "reference", "reference"]
+    # the trivial solutions ran for real, and failed
+    assert all(c["passed"] < c["of"] for c in record["verification"]["null_solutions"].values())
+
+
+def test_fresh_runs_that_disagree_among_themselves_give_no_task(screened,
+                                                                monkeypatch) -> None:
+    """Positive control of the agreement check: a fallback whose FAIL_TO_PASS is not the
+    disagreeing run's (here: made so) is rejected, as the screen's disagreement was before."""
+    verifier, strategy, candidate, verdict = screened
+    confirm_once = Verifier._confirm
+
+    def other_labels(self, strategy_, candidate_, screened_):
+        record = confirm_once(self, strategy_, candidate_, screened_)
+        if not screened_.screened:
+            record["FAIL_TO_PASS"] = [ANSWER]
+        return record
+
+    monkeypatch.setattr(confirm.Verifier, "_confirm", other_labels)
+    with pytest.raises(Rejected) as rejected:
+        verifier.make_task(strategy, candidate, verdict)
+    assert rejected.value.reason == "screen-disagrees"
+    assert "answer" in rejected.value.detail

@@ -31,6 +31,7 @@ from taskforge.patches import created_files, diff_texts
 from taskforge.sandbox import get_sandbox
 from taskforge.sanitize import PendingScan, changed_paths, fingerprint_workspace, read_tree
 from taskforge.sanitize.envindex import TreeIndex, tree_index
+from taskforge.verify import confirm as confirm_module
 from taskforge.verify import reverify as reverify_module
 from taskforge.verify.confirm import Verifier, run_timeout
 from taskforge.verify.gates import restore_tests
@@ -368,6 +369,7 @@ def test_the_screen_searches_the_environment_ahead_of_the_tasks(
                         TaskOptions())
     index = tree_index(textkit.env.venv)
     index._found.clear()  # what earlier tests of this module searched
+    monkeypatch.setattr(confirm_module.os, "cpu_count", lambda: 4)  # a core the screen leaves
     verdicts = verifier.screen(found, LocalExecutor(1) if pool == "local" else _RemotePool())
     searched_ahead = set(index._found)
     missed: list[bytes] = []

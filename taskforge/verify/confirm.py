@@ -130,12 +130,14 @@ class Verifier:
         source = self.source
         # Every task's leak scan searches the environment's index: built while the screen's
         # server works, not by the first task; and where the tasks are confirmed in this
-        # process, searched ahead for each candidate meanwhile (`_search_ahead`).
+        # process and the screen's servers leave a core idle, searched ahead for each
+        # candidate meanwhile (`_search_ahead`).
         built = prepare_index(source.env.venv)
         stop = threading.Event()
         ahead = threading.Thread(target=self._search_ahead, args=(candidates, built, stop),
                                  name="scan-ahead", daemon=True) \
-            if getattr(pool, "name", "") == "local" else None
+            if getattr(pool, "name", "") == "local" and pool.workers < (os.cpu_count() or 1) \
+            else None
         if ahead is not None:
             ahead.start()
         try:

@@ -160,23 +160,24 @@ class Verifier:
         only: a task whose fingerprints turn out otherwise searches anew, and nothing here
         decides anything. Its own project, so no parse is shared with the screen's thread."""
         source = self.source
-        try:
-            built.join()
-            project = source.language.project(source.snapshot, source.env)
-            tree = read_tree(source.snapshot.root)
-            for candidate in candidates:
-                if stop.is_set():
-                    return
+        built.join()
+        project, tree = None, None
+        for candidate in candidates:
+            if stop.is_set():
+                return
+            # What fails here (a deletion that does not apply, say) fails again in the
+            # task's own scan or confirmation, which report it.
+            with contextlib.suppress(Exception):
+                if project is None:
+                    project = source.language.project(source.snapshot, source.env)
                 strategy = source.language.strategy(candidate.strategy)
-                if strategy is None:
-                    continue
+                assert strategy is not None  # its candidates came from this language
                 deletion = strategy.apply(project, candidate, self.options)
                 originals = {p: project.text(p) for p in deletion.new_texts}
+                tree = read_tree(source.snapshot.root) if tree is None else tree
                 task_tree = {**tree, **{p: t.encode("utf-8", "surrogatepass")
                                         for p, t in deletion.new_texts.items()}}
                 search_ahead(source.env.venv, fingerprint_deletion(originals, task_tree), stop)
-        except Exception:  # the task's own scan searches, and reports, anew
-            return
 
     def workspace(self, deletion_patch: str, changed: set[str], dest: Path) -> Path:
         """The task's real workspace, materialized, plus what the language adds for

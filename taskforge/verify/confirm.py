@@ -251,10 +251,11 @@ class Verifier:
         language = source.language
         runner = self.runner
         # A screened candidate's FAIL_TO_PASS is known before its confirmation (which must
-        # find the very same, else `screen-disagrees`), and so are its hidden tests: one
-        # workspace serves the leak scan, as the agent gets it, and then the confirmation,
-        # with `test_patch` applied as a grader applies it. Otherwise the confirmation runs
-        # on the source-only deletion and the scan on a workspace of its own, afterwards.
+        # find the very same, else the whole protocol runs fresh), and so are its hidden
+        # tests: one workspace serves the leak scan, as the agent gets it, and then the
+        # confirmation, with `test_patch` applied as a grader applies it. Otherwise the
+        # confirmation runs on the source-only deletion and the scan on a workspace of its
+        # own, afterwards.
         hidden: dict[str, tuple[str, str]] | None = None
         task_patch = test_patch = ""
         sanitizer: dict[str, Any] | None = None

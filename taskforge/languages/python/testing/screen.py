@@ -170,8 +170,9 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
     # straight to confirmation (the whole protocol in fresh processes).
     screenable = [c for c in candidates if c.targets and not c.import_time and not c.subprocess]
     # The confirmation's fresh run is the last of the task state's `repeats` runs: the
-    # screen runs the others (at least one), and a test whose outcome differs between them
-    # rejects the candidate (`screen-disagrees`), as an unstable one does here.
+    # screen runs the others (at least one); when that run's FAIL_TO_PASS is not the
+    # screen's, the screen's model was wrong, and the whole protocol runs fresh instead
+    # (`Verifier.make_task`). A test unstable here rejects the candidate.
     runs = max(1, repeats - 1)
     reported = run([job_for(c, runs) for c in screenable])
     usable = {k: r for (k, body), r in reported.items()

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import shutil
+import subprocess
 import textwrap
 import time
 from pathlib import Path
@@ -338,11 +339,11 @@ def imports(log: Path, kind: str) -> list[str]:
 
 def test_what_the_environment_s_plugins_import_is_imported_once(
         project: tuple[Path, Environment], tmp_path: Path) -> None:
-    """A zygote imports what the environment's pytest plugins import from other
-    distributions; the plugins' own modules each run imports, as pytest rewrites them. A run
-    whose own paths hold one of those modules (the project under test providing the plugin,
-    or the library) or that blocks a plugin (`-p no:NAME`) drops them all first, and imports
-    what a fresh process would."""
+    """A zygote imports the environment's pytest plugins and what they import, the plugins'
+    own modules through pytest's rewriter, as a run rewrites them. A run whose own paths
+    hold one of those modules (the project under test providing the plugin, or the
+    library), that blocks a plugin (`-p no:NAME`) or that rewrites asserts otherwise
+    (`--assert`) drops them all first, and imports what a fresh process would."""
     tree, env = project
     log = tmp_path / "imports.log"
     env = with_plugin(env, tmp_path / "env", log)
@@ -365,11 +366,12 @@ def test_what_the_environment_s_plugins_import_is_imported_once(
             assert "assert 42 == 41" in plain.log_tail  # the plugin's assert was rewritten
         assert jobs_done() == before + 2
         (server,) = zygotes_of(box)
-        # the library once for both runs, by the zygote they were forked from; the plugin
-        # by each run (and by the zygote, which then dropped it)
+        # the library and the plugin once for both runs, by the zygote they were forked
+        # from: the plugin through pytest's rewriter (its assert explained itself above,
+        # and the strict runs saw no PytestAssertRewriteWarning)
         dependency = os.path.join(site, "probedep.py")
         assert imports(log, "dependency") == [dependency]
-        assert imports(log, "plugin") == [os.path.join(site, "probeplug.py")] * 3
+        assert imports(log, "plugin") == [os.path.join(site, "probeplug.py")]
         # Positive control for what follows: the zygote holds the environment's library,
         # which a run that kept it would use. Now the workspace provides its own.
         (ws / "probedep.py").write_text(DEPENDENCY.format(log=str(log)).replace("42", "43"))
@@ -384,5 +386,22 @@ def test_what_the_environment_s_plugins_import_is_imported_once(
         off = run_tests(env, ws, box, timeout=120, select=[blocked],
                         extra_args=["-p", "no:probeplug"])
         assert off.outcomes == {blocked: "passed"}, off.log_tail
-        assert zygotes_of(box) == [server] and jobs_done() == before + 5
-    assert imports(log, "dependency")[2:] == []  # no run imported the environment's again
+        assert imports(log, "dependency")[2:] == []  # no run imported the environment's again
+        # A run that rewrites asserts otherwise (here: not at all) imports them itself.
+        (ws / "tests/test_plugin.py").write_text(USES_PLUGIN.format(value=42, where=repr(site)))
+        plain = run_tests(env, ws, box, timeout=120, select=[uses, rewritten],
+                          extra_args=["--assert=plain"])
+        assert plain.outcomes == {uses: "passed", rewritten: "error"}, plain.log_tail
+        assert "assert 42 == 41" not in plain.log_tail
+        assert imports(log, "dependency")[2:] == [dependency]
+        assert zygotes_of(box) == [server] and jobs_done() == before + 6
+        # Positive control for the rewriter: the plugin imported before pytest marks it,
+        # unrewritten (what a zygote's plain import would leave), ends a strict run at start.
+        python = str(env.venv / "bin" / "python")
+        unrewritten = subprocess.run(
+            [python, "-c", "import probeplug, pytest, sys; sys.exit(pytest.main("
+             f"['-q', '-p', 'no:cacheprovider', {rewritten!r}]))"],
+            cwd=ws, capture_output=True, text=True, timeout=120,
+            env={**os.environ, "PYTHONPATH": str(ws), "PYTHONDONTWRITEBYTECODE": "1"})
+        assert unrewritten.returncode != 0
+        assert "PytestAssertRewriteWarning" in unrewritten.stdout + unrewritten.stderr

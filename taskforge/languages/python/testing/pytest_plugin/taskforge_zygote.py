@@ -57,13 +57,15 @@ def _import_pytests_own() -> None:
 
 
 def _preload_plugins() -> tuple[frozenset[str], frozenset[str]]:
-    """What the environment's own pytest plugins (its `pytest11` entry points) import from
-    elsewhere, imported here once instead of in every run: anyio's plugin, for one, pulls
-    in asyncio. The plugins' own modules are left to each run: pytest marks every module of
-    a plugin's distribution for assertion rewriting, and one imported before it would be
-    neither rewritten nor silent (PytestAssertRewriteWarning, an error under
-    `filterwarnings = error`). Returns the names of the modules kept and of the plugins;
-    the environment is the same for every run, and what a run may change is dealt with in
+    """The environment's own pytest plugins (its `pytest11` entry points) and what they
+    import, imported here once instead of in every run: anyio's plugin, for one, pulls in
+    its asyncio backend (~35 ms of a sqlparse confirmation run). pytest marks every module
+    of a plugin's distribution for assertion rewriting, and one imported before it
+    unrewritten would be neither rewritten nor silent (PytestAssertRewriteWarning, an error
+    under `filterwarnings = error`): those modules are imported through pytest's own
+    rewriter here (`_PluginRewriter`), as a run's would rewrite them, or, where that cannot
+    be, left to each run. Returns the names of the modules kept and of the plugins; the
+    environment is the same for every run, and what a run may change is dealt with in
     `_forget_preloaded`."""
     try:
         from importlib.metadata import distributions
@@ -88,15 +90,70 @@ def _preload_plugins() -> tuple[frozenset[str], frozenset[str]]:
                 rewritten.add(module.split(".")[0])  # an editable install lists no files
     except Exception:
         return frozenset(), frozenset()
-    for module in modules:
-        # as pluggy would import it; one that fails is left to the run, which fails alike
-        with contextlib.suppress(Exception):
-            importlib.import_module(module)
+    finder = _plugin_rewriter(rewritten)
+    if finder is not None:
+        sys.meta_path.insert(0, finder)
+    try:
+        for module in modules:
+            # as pluggy would import it; one that fails is left to the run, which fails alike
+            with contextlib.suppress(Exception):
+                importlib.import_module(module)
+    finally:
+        if finder is not None:
+            sys.meta_path.remove(finder)  # a run's own hook rewrites what it imports later
     added = set(sys.modules) - before
-    for name in added:
-        if any(name == r or name.startswith(r + ".") for r in rewritten):
+    marked = {name for name in added if name.split(".")[0] in rewritten}
+    # A package some module of which the rewriter did not load (an extension, a namespace
+    # package) is left to each run whole, as are all of them without a rewriter.
+    whole = {name.split(".")[0] for name in marked if finder is None or not isinstance(
+        getattr(sys.modules[name], "__loader__", None), type(finder))}
+    for name in marked:
+        if name.split(".")[0] in whole:
             del sys.modules[name]
     return frozenset(n for n in added if n in sys.modules), frozenset(names)
+
+
+def _plugin_rewriter(tops: set[str]):
+    """A finder that imports the modules of the packages `tops` as pytest's assertion
+    rewriter imports a marked module (`_rewrite_test`, no configuration: the rewriting a run
+    does unless it enables `enable_assertion_pass_hook`), with a loader of the rewriter's
+    class, which a run's own hook takes for its own (no PytestAssertRewriteWarning). None
+    where this pytest has no such rewriter: the modules are then left to each run."""
+    try:
+        import importlib.machinery
+        import importlib.util
+        from pathlib import Path
+
+        from _pytest.assertion.rewrite import AssertionRewritingHook, _rewrite_test
+    except ImportError:
+        return None
+
+    class _PluginRewriter(AssertionRewritingHook):  # type: ignore[misc]
+        def __init__(self) -> None:  # not the hook's: no configuration here
+            self._rewritten_names = {}  # read by `get_resource_reader`
+            self._writing_pyc = False
+
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] not in tops:
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            if spec is None or spec.origin is None \
+                    or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+                return None  # a namespace package or an extension: imported as it is
+            return importlib.util.spec_from_file_location(
+                name, spec.origin, loader=self,
+                submodule_search_locations=spec.submodule_search_locations)
+
+        def exec_module(self, module) -> None:
+            origin = Path(module.__spec__.origin)
+            self._rewritten_names[module.__name__] = origin
+            _hash, code = _rewrite_test(origin, None)
+            exec(code, module.__dict__)
+
+    try:
+        return _PluginRewriter()
+    except Exception:
+        return None
 
 
 def _forget_preloaded(job: dict, head: list[str]) -> None:
@@ -104,8 +161,9 @@ def _forget_preloaded(job: dict, head: list[str]) -> None:
     its own paths (`head`: its working directory, PYTHONPATH) hold a module of that name
     (the project under test, say, which may itself be such a plugin), it turns plugin
     autoloading off, or it may block one of them (`no:NAME` in its arguments, PYTEST_ADDOPTS
-    or a config file in its working directory). The run then imports them, or not, as a
-    fresh process does."""
+    or a config file in its working directory), or may rewrite asserts otherwise than the
+    zygote did (`--assert`, `enable_assertion_pass_hook`). The run then imports them, or
+    not, as a fresh process does."""
     if not _PRELOADED:
         return
     from importlib.machinery import ExtensionFileLoader, PathFinder
@@ -117,6 +175,7 @@ def _forget_preloaded(job: dict, head: list[str]) -> None:
             blocks += " " + f.read(1 << 20).decode(errors="replace")
     if "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in env \
             and not any(f"no:{name}" in blocks for name in _PLUGIN_NAMES) \
+            and "--assert" not in blocks and "enable_assertion_pass_hook" not in blocks \
             and not any(PathFinder.find_spec(top, head) for top in _PRELOADED_TOPS):
         return
     for name in _PRELOADED:

@@ -3,11 +3,12 @@
 Started by taskforge (`testing/zygote.py`) inside a sandbox with the environment's
 interpreter; it must import nothing from taskforge and, above all, nothing of the project
 under test: each run is a child forked from this state that imports the project's code
-anew from its own workspace, as a fresh `python -m pytest` would. (It imports what the
-environment's pytest plugins import from outside their own distributions; a run whose own
-paths hold a module of any of them, as the project's would, drops them all first.) What the
-fork saves is the interpreter's start, pytest's import (about 0.35 s a run on this machine)
-and some of the plugins'; what a run does is unchanged: its working directory,
+anew from its own workspace, as a fresh `python -m pytest` would. (It imports the
+environment's pytest plugins and what they import, the plugins' own modules through
+pytest's assertion rewriter as a run would rewrite them; a run whose own paths hold a
+module of any of them, as the project's would, or that may load or rewrite them otherwise,
+drops them all first.) What the fork saves is the interpreter's start, pytest's import
+(about 0.35 s a run on this machine) and the plugins'; what a run does is unchanged: its working directory,
 environment, `sys.path` and `sys.argv` are what the fresh process would have had, and
 `python -m pytest` runs through runpy as `-m` does.
 

@@ -278,6 +278,9 @@ def scale(values, factor):
             f"<html><body><pre>{html.escape(core)}</pre></body></html>\n",
         "tests/test_core.py": "from calc.core import scale\n\n\n"
                               "def test_scale():\n    assert scale([1, 2], 3) == [3, 6]\n",
+        # a test that does not reach it: its covering tests are a subset of the suite, so the
+        # screen runs its reference (over every stable test the baseline is that run)
+        "tests/test_other.py": "def test_other():\n    assert sum([1, 2]) == 3\n",
     })
     verifier, strategy, candidate, screened = screened_one(root, "calc.core.scale", tmp_path,
                                                            tf_cache)

@@ -69,6 +69,38 @@ class Screened:
 NOT_SCREENED = Screened(screened=False)
 
 
+# What a test costs at least in a run (its setup, call and report), whatever the baseline
+# measured: suites of instant tests are then weighed by their counts, the same every time.
+MIN_TEST_SECONDS = 0.001
+
+
+def verification_tests(candidate: Candidate, baseline: Baseline, repeats: int) -> tuple[str, ...]:
+    """The tests that verify `candidate` (the fast path's and the confirmation's alike): its
+    covering tests, or every stable test when those are most of the suite and running the
+    rest `repeats` times in the task state costs at most half of what its reference run may.
+
+    Why: over a subset of the suite, the FAIL_TO_PASS tests must also run once on the
+    original code, in that subset (a test may pass in the whole suite only because of what
+    earlier tests left behind); over every stable test, the baseline's runs of the original
+    tree are that reference run already. A function most tests reach (sqlparse's lexer: 474
+    of 538 tests) then costs its covering tests twice and most of the suite once more on the
+    original code, more than the whole suite twice; with every stable test it costs the whole
+    suite `repeats` times and nothing more. Only the cost is at stake (both selections prove
+    the same labels), so the baseline's durations decide: the covering tests' stand for the
+    reference run's, the most it can cost (FAIL_TO_PASS may be fewer, hence the half)."""
+    covering = candidate.covering_tests
+    stable = baseline.stable
+    if len(covering) == len(stable) or 2 * len(covering) <= len(stable):
+        return covering
+    ran = set(covering)
+
+    def cost(tests: Iterable[str]) -> float:
+        return sum(max(baseline.durations.get(t, 0.0), MIN_TEST_SECONDS) for t in tests)
+
+    rest = cost(t for t in stable if t not in ran)
+    return tuple(sorted(stable)) if 2 * repeats * rest <= cost(covering) else covering
+
+
 @dataclass(frozen=True)
 class Prepared:
     """A snapshot made ready for its tests: the snapshot as the build leaves it (files the

@@ -17,7 +17,13 @@ from taskforge.cache import digest
 from taskforge.difficulty import measure
 from taskforge.errors import Rejected
 from taskforge.ingest import IngestedSource
-from taskforge.languages.base import Language, Runner, Screened, ScreenRequest
+from taskforge.languages.base import (
+    Language,
+    Runner,
+    Screened,
+    ScreenRequest,
+    verification_tests,
+)
 from taskforge.languages.strategy import Strategy, TaskOptions
 from taskforge.materialize import materialize
 from taskforge.model import Candidate, TaskRecord
@@ -247,7 +253,9 @@ class Verifier:
         patch = diff_texts({p: (t, originals[p]) for p, t in deletion.new_texts.items()})
         if not deletion_patch:
             raise Rejected("no-change", candidate.symbol)
-        tests = list(candidate.covering_tests)
+        # Its covering tests, or every stable test where that costs less (then the
+        # baseline is the reference run: `established` below).
+        tests = list(verification_tests(candidate, source.baseline, repeats))
         language = source.language
         runner = self.runner
         # A screened candidate's FAIL_TO_PASS is known before its confirmation (which must
@@ -297,8 +305,9 @@ class Verifier:
             # The reference state is the original tree: once the screen has run FAIL_TO_PASS on
             # the original code, the confirmation only proves that `patch` restores it byte for
             # byte (the baseline ran every stable test on it, `repeats` times in two orders).
-            # Likewise when the tests are every stable test (code run at import time): a run of
-            # them on the original tree is one of the baseline's runs again.
+            # Likewise when the tests are every stable test (code run at import time, or a
+            # function most tests reach: `verification_tests`): a run of them on the
+            # original tree is one of the baseline's runs again.
             # Not so when the scan removed files (a copy of the deleted code no rule names)
             # from this workspace: the original tree less those was never run.
             scan_removed = bool(sanitizer and scan_removals({"sanitizer": sanitizer}))
@@ -377,7 +386,8 @@ class Verifier:
             "PASS_TO_PASS": pass_to_pass,
             "problem_statement": statement,
             "environment": language.environment_record(source.env),
-            "difficulty": measure(deletion, lines_deleted, fail_to_pass, len(tests), options),
+            "difficulty": measure(deletion, lines_deleted, fail_to_pass,
+                                  len(candidate.covering_tests), options),
             "verification": {
                 "mode": "targeted", "repeats": repeats, "tests_run": tests,
                 # Same fields and types in every record (a field that is null in one shard and

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskforge.errors import Rejected
-from taskforge.languages.base import NOT_SCREENED, Runner, Screened, ScreenRequest, null_rejection
+from taskforge.languages.base import (
+    NOT_SCREENED,
+    Runner,
+    Screened,
+    ScreenRequest,
+    null_rejection,
+    verification_tests,
+)
 from taskforge.languages.python.delete.project import PythonProject
 from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode
 from taskforge.languages.python.testing.runner import run_tests
@@ -138,19 +145,21 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
         # The task state `runs` times; then, in the same server, the trivial solution once
         # on the tests that failed in every run, and the original code once on them (the
         # reference state in the same selected context as the task state; the baseline
-        # already passed them `repeats` times in the whole suite). Fastest tests first, and
-        # each follow-up stops at its first test that does not pass: that one failure
-        # already decides (a trivial solution that fails one test is no solution, an
-        # original that fails one is no reference).
+        # already passed them `repeats` times in the whole suite), unless the tests are every
+        # stable test (`verification_tests`): the baseline's runs are that context. Fastest
+        # tests first, and each follow-up stops at its first test that does not pass: that
+        # one failure already decides (a trivial solution that fails one test is no
+        # solution, an original that fails one is no reference).
+        tests = verification_tests(c, req.baseline, repeats)
+        whole = len(tests) == len(req.baseline.stable)
         return ScreenJob(id=f"{c.key}\0raise",
                          modules=tuple(sorted({project.module_name(t[0])
                                                for t in c.targets})),
-                         targets=c.targets, body="raise", tests=c.covering_tests, repeats=runs,
-                         timeout=job_timeout(c.covering_tests),
-                         then=tuple((f"{c.key}\0{body}", body)
-                                    for body in (SCREENED_NULL, "original")),
-                         order=tuple(sorted(c.covering_tests,
-                                            key=lambda t: (durations.get(t, 1.0), t))))
+                         targets=c.targets, body="raise", tests=tests, repeats=runs,
+                         timeout=job_timeout(tests),
+                         then=tuple((f"{c.key}\0{body}", body) for body in
+                                    ((SCREENED_NULL,) if whole else (SCREENED_NULL, "original"))),
+                         order=tuple(sorted(tests, key=lambda t: (durations.get(t, 1.0), t))))
 
     def run(jobs: list[ScreenJob]) -> dict[tuple[str, str], ScreenResult]:
         """Results by (candidate key, body); one forking server per worker."""

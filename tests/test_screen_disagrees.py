@@ -17,6 +17,7 @@ from conftest import make_project
 from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
 from taskforge.ingest import ingest
+from taskforge.languages.base import Runner
 from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
@@ -86,11 +87,14 @@ def screened(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
     return verifier, strategy, candidate, verdict
 
 
-def test_a_disagreeing_screen_gives_way_to_the_fresh_protocol(screened) -> None:
+def test_a_disagreeing_screen_gives_way_to_the_fresh_protocol(screened, monkeypatch) -> None:
     verifier, strategy, candidate, verdict = screened
     # The screen read the original file: only the call failed there.
     assert verdict.screened and not verdict.rejection
     assert verdict.fail_to_pass == (ANSWER,)
+    started = []
+    run = Runner.run
+    monkeypatch.setattr(Runner, "run", lambda self, *a, **kw: started.append(a) or run(self, *a, **kw))
     record = verifier.make_task(strategy, candidate, verdict)
     assert record["FAIL_TO_PASS"] == [ANSWER, SOURCE]  # the fresh runs' labels
     screen = record["verification"]["screen"]
@@ -98,6 +102,9 @@ def test_a_disagreeing_screen_gives_way_to_the_fresh_protocol(screened) -> None:
     assert screen["task_runs"] == 0 and screen["reference_runs"] == 0
     runs = record["verification"]["runs"]
     assert [r["state"] for r in runs] == ["task", "task", "reference", "reference"]
+    # The disagreeing run is the first of the task state's two: one more ran, not two (and
+    # both trivial solutions, and the reference twice).
+    assert len(started) == 1 + 1 + 2 + 2
     # the trivial solutions ran for real, and failed
     assert all(c["passed"] < c["of"] for c in record["verification"]["null_solutions"].values())
 
@@ -109,8 +116,8 @@ def test_fresh_runs_that_disagree_among_themselves_give_no_task(screened,
     verifier, strategy, candidate, verdict = screened
     confirm_once = Verifier._confirm
 
-    def other_labels(self, strategy_, candidate_, screened_):
-        record = confirm_once(self, strategy_, candidate_, screened_)
+    def other_labels(self, strategy_, candidate_, screened_, prior=()):
+        record = confirm_once(self, strategy_, candidate_, screened_, prior)
         if not screened_.screened:
             record["FAIL_TO_PASS"] = [ANSWER]
         return record

@@ -8,6 +8,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -26,7 +27,7 @@ from taskforge.languages.base import (
 )
 from taskforge.languages.strategy import Strategy, TaskOptions
 from taskforge.materialize import materialize
-from taskforge.model import Candidate, TaskRecord
+from taskforge.model import Candidate, TaskRecord, TestRun
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
 from taskforge.sanitize import (
@@ -103,11 +104,12 @@ def run_timeout(source: IngestedSource, limit: float) -> float:
 
 
 class _ScreenDisagrees(Exception):
-    """The fresh confirmation's FAIL_TO_PASS (`fail_to_pass`) is not the screen's."""
+    """The fresh confirmation's FAIL_TO_PASS (`fail_to_pass`) is not the screen's. `runs`:
+    that fresh run, when its workspace was the task state's tree (nothing removed from it)."""
 
-    def __init__(self, fail_to_pass: set[str], detail: str) -> None:
+    def __init__(self, fail_to_pass: set[str], detail: str, runs: Sequence[TestRun]) -> None:
         super().__init__(detail)
-        self.fail_to_pass, self.detail = fail_to_pass, detail
+        self.fail_to_pass, self.detail, self.runs = fail_to_pass, detail, tuple(runs)
 
 
 @dataclass(frozen=True)
@@ -214,7 +216,7 @@ class Verifier:
         After a screen, one fresh task-state run confirms it (the screen's runs supply the
         other repeats, and the screen's run of the original code the reference); without one,
         or when that run's FAIL_TO_PASS is not the screen's, the whole protocol runs `repeats`
-        times here. A deletion that breaks collection is
+        times here (that run one of them). A deletion that breaks collection is
         rejected, or with `allow_collection_breaks` recorded as collateral: the tests that no
         longer collect fail in the task state like any other FAIL_TO_PASS test.
         """
@@ -224,28 +226,30 @@ class Verifier:
             # The screen's model of this candidate was wrong: its forks share state their
             # session built (a lexer, a registry) that a fresh process builds anew with the
             # deletion in place. Its labels are no evidence, so the whole protocol runs in
-            # fresh processes, as for a candidate it could not model; their FAIL_TO_PASS must
-            # be the one the disagreeing fresh run found (three fresh runs agree), else the
-            # difference may be a test's own doing, and no task.
+            # fresh processes, as for a candidate it could not model. The disagreeing run is
+            # one of them (a fresh run of the same tests on the same tree), so `repeats`
+            # fresh runs in all must agree, on the FAIL_TO_PASS it found, else no task.
             record = self._confirm(strategy, candidate, Screened(
                 screened=False, seconds=screened.seconds,
-                pytest_seconds=screened.pytest_seconds))
+                pytest_seconds=screened.pytest_seconds), prior=disagreement.runs)
             if set(record["FAIL_TO_PASS"]) != disagreement.fail_to_pass:
                 raise Rejected("screen-disagrees", disagreement.detail) from None
             record["verification"]["screen"]["disagreed"] = True
             return record
 
-    def _confirm(self, strategy: Strategy, candidate: Candidate,
-                 screened: Screened) -> TaskRecord:
+    def _confirm(self, strategy: Strategy, candidate: Candidate, screened: Screened,
+                 prior: Sequence[TestRun] = ()) -> TaskRecord:
         try:
-            return self._make_task(strategy, candidate, screened, scan_meanwhile=True)
+            return self._make_task(strategy, candidate, screened, scan_meanwhile=True,
+                                   prior=prior)
         except ScanRemoves:
             # The scan found what a rule removes, after the labels ran on a workspace that
             # still held it: everything again, the scan's rounds before the runs.
-            return self._make_task(strategy, candidate, screened, scan_meanwhile=False)
+            return self._make_task(strategy, candidate, screened, scan_meanwhile=False,
+                                   prior=prior)
 
     def _make_task(self, strategy: Strategy, candidate: Candidate, screened: Screened, *,
-                   scan_meanwhile: bool) -> TaskRecord:
+                   scan_meanwhile: bool, prior: Sequence[TestRun] = ()) -> TaskRecord:
         source, options, cache, repeats = self.source, self.options, self.cache, self.repeats
         deletion = strategy.apply(source.project, candidate, options)
         originals = {p: source.project.text(p) for p in deletion.new_texts}
@@ -315,7 +319,7 @@ class Verifier:
                 screened.reference_runs > 0 or set(tests) == set(source.baseline.stable))
             labels = label_tests(workspace, patch, tests, runner,
                                  repeats=1 if screened.screened else repeats,
-                                 reference_repeats=0 if established else None)
+                                 reference_repeats=0 if established else None, prior=prior)
             if pending is not None:
                 waited = time.monotonic()
                 sanitizer = pending.finish(removals=False)  # or ScanRemoves: start over
@@ -328,7 +332,8 @@ class Verifier:
         fail_to_pass = labels.fail_to_pass
         if screened.screened and set(fail_to_pass) != set(screened.fail_to_pass):
             differs = sorted(set(fail_to_pass) ^ set(screened.fail_to_pass))
-            raise _ScreenDisagrees(set(fail_to_pass), f"{candidate.symbol}: {differs[0]}")
+            raise _ScreenDisagrees(set(fail_to_pass), f"{candidate.symbol}: {differs[0]}",
+                                   () if scan_removed else labels.task_runs)
         nulls = screened.null_solutions if screened.null_solutions is not None else \
             self.null_solutions(strategy, candidate, fail_to_pass)
         rejection = null_rejection(nulls, language.null_bodies)

@@ -7,6 +7,7 @@ unstable. Reference state (`patch` applied): every test must pass in every run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ class Labels:
     unstable: list[str]
     reference_failures: list[str]
     runs: list[dict[str, Any]] = field(default_factory=list)
+    task_runs: list[TestRun] = field(default_factory=list, repr=False)  # the task state's
 
 
 def _summary(state: str, run: TestRun) -> dict[str, Any]:
@@ -46,13 +48,15 @@ def ran(run: TestRun, state: str) -> TestRun:
 
 
 def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *,
-                repeats: int, reference_repeats: int | None = None) -> Labels:
+                repeats: int, reference_repeats: int | None = None,
+                prior: Sequence[TestRun] = ()) -> Labels:
     """Run `tests` in the task state, then apply `patch` and run them in the reference state
     (`reference_repeats` times, default `repeats`; 0 when the caller has established the
-    reference otherwise and only needs the patch applied)."""
-    summaries: list[dict[str, Any]] = []
-    task_runs = []
-    for _ in range(repeats):
+    reference otherwise and only needs the patch applied). `prior`: fresh runs of the same
+    `tests` on the same task-state tree, elsewhere; they count among the `repeats`."""
+    summaries: list[dict[str, Any]] = [_summary("task", run) for run in prior]
+    task_runs = list(prior)
+    for _ in range(repeats - len(prior)):
         run = runner.run(workspace, select=tests)
         if run.timed_out:
             raise Rejected("timeout", "task state")
@@ -72,7 +76,8 @@ def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *
         reference_failures |= {t for t in tests if run.outcomes.get(t) != "passed"}
         summaries.append(_summary("reference", run))
     return Labels(fail_to_pass=failing, pass_to_pass=passing, unstable=unstable,
-                  reference_failures=sorted(reference_failures), runs=summaries)
+                  reference_failures=sorted(reference_failures), runs=summaries,
+                  task_runs=task_runs)
 
 
 def check_labels(labels: Labels) -> None:

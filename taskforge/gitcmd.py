@@ -140,6 +140,43 @@ class _NotPlain(Exception):
     """A tree `_commit_in_process` leaves to git."""
 
 
+# Attributes after which `git add` stores a file's bytes as they are, unless it converts
+# the file's CRLF line ends to LF: line-end rules (text, eol, crlf, the `binary` macro), and
+# what diff, merge, archive and hosting tools alone read. Any other (filter, ident,
+# working-tree-encoding, a macro an `[attr]` line makes) may change what is stored: a tree
+# with one is left to git.
+_STORAGE_NEUTRAL = {b"text", b"eol", b"crlf", b"binary", b"diff", b"merge", b"whitespace",
+                    b"delta", b"export-subst", b"export-ignore"}
+_AUTO = {b"text=auto", b"crlf=auto"}
+
+
+def _attributes_rule(data: bytes) -> str | None:
+    """What a .gitattributes file (its bytes) lets `git add` do: None when it names an
+    attribute not `_STORAGE_NEUTRAL` (or a quoted pattern or a macro, which are not read
+    here); "text" when some path may be text whatever its bytes (`text`, `eol` without
+    `text=auto` beside it, `crlf=input`, an attribute made unspecified again), so its CRLF
+    become LF; "auto" when CRLF become LF only in files git finds to be text."""
+    rule = "auto"
+    for line in data.splitlines():
+        line = line.strip()
+        if not line or line.startswith(b"#"):
+            continue
+        if line.startswith((b'"', b"[attr]")):
+            return None
+        tokens = line.split()[1:]
+        for token in tokens:
+            name = token.lstrip(b"-!").split(b"=", 1)[0]
+            if name not in _STORAGE_NEUTRAL and not name.startswith(b"linguist-"):
+                return None
+            if name in (b"text", b"crlf") and not token.startswith(b"-") \
+                    and token not in _AUTO:
+                rule = "text"
+            if name == b"eol" and not token.startswith(b"!") \
+                    and not _AUTO.intersection(tokens):
+                rule = "text"
+    return rule
+
+
 class _Compressed:
     """Loose objects as written, by object id: every materialization of a snapshot writes the
     same blobs and trees but for the few files a task changed, and compressing them was most
@@ -178,11 +215,16 @@ def _commit_in_process(work_tree: Path, git_dir: Path, message: str) -> str | No
     """What `commit_tree(work_tree, work_tree / ".git", message)` makes (the same objects,
     index, refs and commit id), written here: `git init`, `add` and `commit` are three
     processes, most of a small workspace's materialization. None, with nothing written, for
-    a tree git may treat otherwise: one with a .gitattributes (a filter or an end-of-line
-    rule changes what is stored), a path git refuses (a `.git` of any case), a file that is
-    neither regular nor a symlink, or one past BIG_FILE."""
+    a tree git may treat otherwise: one whose .gitattributes may change what is stored (an
+    attribute other than `_STORAGE_NEUTRAL`'s, or a line-end rule and a file with CRLF line
+    ends that git may take for text: any, under a rule that forces text, else one without
+    a NUL byte, which git's own test of `text=auto` would find binary), a path git refuses
+    (a `.git` of any case), a file that is neither regular nor a symlink, or one past
+    BIG_FILE."""
     objects: dict[bytes, bytes] = {}  # id -> the object, uncompressed
     entries: list[tuple[bytes, int, bytes, os.stat_result]] = []
+    rules: set[str] = set()  # of the .gitattributes files (`_attributes_rule`)
+    crlf = crlf_text = False  # a file with CRLF line ends; one without a NUL byte too
 
     def store(kind: bytes, data: bytes) -> bytes:
         raw = b"%s %d\0%s" % (kind, len(data), data)
@@ -191,6 +233,7 @@ def _commit_in_process(work_tree: Path, git_dir: Path, message: str) -> str | No
         return oid
 
     def tree_of(directory: str, prefix: bytes) -> bytes | None:
+        nonlocal crlf, crlf_text
         items = []
         with os.scandir(directory) as listing:
             for entry in listing:
@@ -198,7 +241,7 @@ def _commit_in_process(work_tree: Path, git_dir: Path, message: str) -> str | No
                 if not prefix and name == b".git":
                     continue
                 st = entry.stat(follow_symlinks=False)
-                if name == b".gitattributes" or _GIT_REFUSES.match(name) \
+                if _GIT_REFUSES.match(name) \
                         or (stat.S_ISLNK(st.st_mode) and name.lower().startswith(b".git")):
                     raise _NotPlain
                 if stat.S_ISLNK(st.st_mode):
@@ -211,7 +254,16 @@ def _commit_in_process(work_tree: Path, git_dir: Path, message: str) -> str | No
                 elif stat.S_ISREG(st.st_mode) and st.st_size <= BIG_FILE:
                     mode = 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
                     with open(entry.path, "rb") as f:
-                        oid = store(b"blob", f.read())
+                        data = f.read()
+                    if name == b".gitattributes":
+                        rule = _attributes_rule(data)
+                        if rule is None:
+                            raise _NotPlain
+                        rules.add(rule)
+                    if b"\r\n" in data:
+                        crlf = True
+                        crlf_text = crlf_text or b"\0" not in data
+                    oid = store(b"blob", data)
                 else:
                     raise _NotPlain
                 items.append((name, name, mode, oid))
@@ -225,6 +277,8 @@ def _commit_in_process(work_tree: Path, git_dir: Path, message: str) -> str | No
     try:
         root = tree_of(str(work_tree), b"") or store(b"tree", b"")
     except _NotPlain:
+        return None
+    if ("text" in rules and crlf) or (rules and crlf_text):
         return None
     commit = store(b"commit", b"tree %s\nauthor %s\ncommitter %s\n\n%s\n" % (
         root.hex().encode(), IDENTITY, IDENTITY, message.strip().encode()))

@@ -105,6 +105,10 @@ def awkward_tree(root: Path) -> Path:
     return root
 
 
+# A PNG's first bytes: its signature holds CRLF, its first chunk's length NUL bytes.
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02"
+
+
 def by_git(tree: Path, into: Path) -> str:
     shutil.copytree(tree, into, symlinks=True)
     return commit_tree(into, into / ".git", "task workspace")
@@ -154,6 +158,61 @@ def test_objects_compressed_once_are_written_again_as_git_reads_them(tmp_path: P
             git("fsck", "--full", "--strict", cwd=third)
     finally:
         kept[bytes.fromhex(oid)] = saved
+
+
+def test_line_end_and_tool_attributes_still_write_in_process(tmp_path: Path) -> None:
+    """A .gitattributes naming only line-end rules and what diff, merge, archive and hosting
+    tools read (attrs' `* text=auto eol=lf`, `export-subst`) leaves a tree without a CR byte
+    stored as it is: written here, the repository git writes."""
+    tree = awkward_tree(tmp_path / "tree")
+    (tree / ".gitattributes").write_text("# line ends\n* text=auto eol=lf\n"
+                                         ".git_archival.txt export-subst\n*.png binary -diff\n")
+    (tree / "a/.gitattributes").write_text("*.py diff=python linguist-generated=true !merge\n")
+    # CRLF in a file git's `text=auto` finds binary (a NUL byte): stored as it is
+    (tree / "logo.png").write_bytes(PNG)
+    expected = by_git(tree, tmp_path / "git")
+    ours = tmp_path / "ours"
+    shutil.copytree(tree, ours, symlinks=True)
+    assert gitcmd._commit_in_process(ours, ours / ".git", "task workspace") == expected
+    assert git("fsck", "--full", "--strict", cwd=ours) == ""
+    assert git("status", "--porcelain", "--ignored", cwd=ours) == ""
+
+
+@pytest.mark.parametrize("attributes, text", [
+    ("*.txt ident\n", b"$Id: 0123 $\n"),  # git stores `$Id$`
+    ("*.txt filter=upper\n", b"a\n"),  # a filter (configured or not: git decides)
+    ("x.txt working-tree-encoding=UTF-16\n", "a\n".encode("utf-16")),  # stored as UTF-8
+    ("[attr]mine text\n*.txt mine\n", b"a\n"),  # a macro of its own
+    ("*.txt eol=lf\n", b"one\r\ntwo\r\n"),  # CRLF under a rule that forces text
+    ("* text=auto eol=lf\n", b"one\r\ntwo\r\n"),  # CRLF in a file git finds to be text
+    ("* text=auto\n*.txt text\n", PNG),  # text forced on a binary file
+    ("* text=auto eol=lf\n*.txt !text\n", PNG),  # unspecified again: eol forces text
+], ids=["ident", "filter", "encoding", "macro", "crlf", "auto-crlf", "forced", "unspecified"])
+def test_attributes_that_may_change_what_is_stored_are_left_to_git(
+        tmp_path: Path, attributes: str, text: bytes) -> None:
+    tree = awkward_tree(tmp_path / "tree")
+    (tree / ".gitattributes").write_text(attributes)
+    (tree / "x.txt").write_bytes(text)
+    expected = by_git(tree, tmp_path / "git")
+    ours = tmp_path / "ours"
+    shutil.copytree(tree, ours, symlinks=True)
+    assert gitcmd._commit_in_process(ours, ours / ".git", "task workspace") is None
+    assert not (ours / ".git").exists()  # nothing written
+    assert fresh_repository(ours) == expected
+
+
+def test_positive_control_ident_and_crlf_change_the_stored_blob(tmp_path: Path) -> None:
+    """Why those trees go to git: the blob it stores is not the file's bytes."""
+    for attributes, text in (("*.txt ident\n", b"$Id: 0123 $\n"),
+                             ("*.txt eol=lf\n", b"one\r\ntwo\r\n"),
+                             ("* text=auto eol=lf\n*.txt !text\n", PNG)):
+        tree = tmp_path / attributes.split()[-1].replace("=", "-")
+        tree.mkdir()
+        (tree / ".gitattributes").write_text(attributes)
+        (tree / "x.txt").write_bytes(text)
+        commit_tree(tree, tree / ".git", "task workspace")
+        stored = git("rev-parse", "HEAD:x.txt", cwd=tree)
+        assert git("hash-object", "--no-filters", "x.txt", cwd=tree) != stored
 
 
 def test_a_tree_git_treats_otherwise_is_left_to_git(tmp_path: Path) -> None:

@@ -49,6 +49,12 @@ def make_project(tmp_path: Path, files: dict[str, str], name: str = "proj") -> P
     return root
 
 
+def setuptools_pyproject(name: str, version: str = "0.1") -> str:
+    """The smallest `pyproject.toml` a test project installs with: a setuptools package."""
+    return (f'[project]\nname = "{name}"\nversion = "{version}"\n[build-system]\n'
+            'requires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n')
+
+
 def git(*args: str, cwd: Path) -> str:
     """Run the real git CLI in `cwd`; return its stripped stdout (fails the test on error)."""
     proc = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV},

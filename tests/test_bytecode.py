@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import make_project
+from conftest import make_project, setuptools_pyproject
 
 from taskforge.ingest import ingest
 from taskforge.languages.base import Runner
@@ -27,14 +27,7 @@ pytestmark = pytest.mark.slow
 
 def project(tmp_path: Path) -> Path:
     return make_project(tmp_path, {
-        "pyproject.toml": """\
-            [project]
-            name = "calc"
-            version = "1.0"
-            [build-system]
-            requires = ["setuptools>=61"]
-            build-backend = "setuptools.build_meta"
-        """,
+        "pyproject.toml": setuptools_pyproject("calc", "1.0"),
         "calc/__init__.py": "",
         "calc/ops.py": "def answer():\n    return 41\n",
         "tests/test_ops.py": "from calc.ops import answer\n\n\ndef test_answer():\n"

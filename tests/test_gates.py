@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, make_project, run_cli, write_recipe
+from conftest import apply_patch, make_project, run_cli, setuptools_pyproject, write_recipe
 
 import taskforge
 from taskforge.generate import Summary
@@ -31,14 +31,7 @@ TRACERS = {"coverage": "3.11", "sysmon": "3.12"}
 def gate_project(tmp_path: Path) -> Path:
     counter = tmp_path / "flaky-counter"
     return make_project(tmp_path, {
-        "pyproject.toml": """\
-            [project]
-            name = "gates"
-            version = "1.0"
-            [build-system]
-            requires = ["setuptools>=61"]
-            build-backend = "setuptools.build_meta"
-        """,
+        "pyproject.toml": setuptools_pyproject("gates", "1.0"),
         "gates/__init__.py": "",
         # Threads, a generator, a class body, a decorator: what a tracer can miss.
         "gates/workers.py": """\

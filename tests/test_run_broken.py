@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import make_project
+from conftest import make_project, setuptools_pyproject
 
 from taskforge.errors import Rejected
 from taskforge.languages import language_named
@@ -24,14 +24,7 @@ from taskforge.verify.gates import score_null_solution
 from taskforge.verify.protocol import label_tests
 
 FILES = {
-    "pyproject.toml": """\
-        [project]
-        name = "calc"
-        version = "0.1"
-        [build-system]
-        requires = ["setuptools"]
-        build-backend = "setuptools.build_meta"
-        """,
+    "pyproject.toml": setuptools_pyproject("calc", "0.1"),
     "calc/__init__.py": "",
     "calc/core.py": "def double(x):\n    return 2 * x\n",
     "tests/test_core.py": "from calc.core import double\n\n\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_project
+from conftest import make_project, setuptools_pyproject
 
 from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
@@ -27,14 +27,7 @@ from taskforge.verify.confirm import Verifier, run_timeout
 pytestmark = pytest.mark.slow  # a real environment, baseline and screen
 
 FILES = {
-    "pyproject.toml": """\
-        [project]
-        name = "calc"
-        version = "0.1"
-        [build-system]
-        requires = ["setuptools"]
-        build-backend = "setuptools.build_meta"
-        """,
+    "pyproject.toml": setuptools_pyproject("calc", "0.1"),
     "calc/__init__.py": "",
     "calc/ops.py": """\
         def answer():

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, make_project, run_cli, write_recipe
+from conftest import apply_patch, make_project, run_cli, setuptools_pyproject, write_recipe
 
 import taskforge
 from taskforge.curriculum import structural
@@ -26,14 +26,7 @@ NEW_STRATEGIES = ("remove-function", "stub-class", "remove-method", "feature-clu
                   "remove-branch", "remove-module")
 
 FILES = {
-    "pyproject.toml": """\
-        [project]
-        name = "inv"
-        version = "1.0"
-        [build-system]
-        requires = ["setuptools>=61"]
-        build-backend = "setuptools.build_meta"
-    """,
+    "pyproject.toml": setuptools_pyproject("inv", "1.0"),
     "inv/__init__.py": "from inv.core import Cart, total_price\n",
     "inv/core.py": """\
         \"\"\"Prices and carts.\"\"\"

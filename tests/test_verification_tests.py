@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_project
+from conftest import make_project, setuptools_pyproject
 
 from taskforge.executors import LocalExecutor
 from taskforge.ingest import ingest
@@ -70,14 +70,7 @@ def test_every_stable_test_already_is_every_stable_test() -> None:
 
 # A lexer most tests reach and whose tests take a while; one test that does not use it.
 FILES = {
-    "pyproject.toml": """\
-        [project]
-        name = "lex"
-        version = "0.1"
-        [build-system]
-        requires = ["setuptools"]
-        build-backend = "setuptools.build_meta"
-        """,
+    "pyproject.toml": setuptools_pyproject("lex", "0.1"),
     "lex/__init__.py": "",
     "lex/core.py": """\
         def tokens(text):

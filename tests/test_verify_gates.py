@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, make_project, run_cli, write_recipe
+from conftest import REPO_ROOT, make_project, run_cli, setuptools_pyproject, write_recipe
 
 import taskforge
 from taskforge.errors import Rejected
@@ -33,14 +33,7 @@ SCALE_BODY = """\
 
 def project(tmp_path: Path) -> Path:
     return make_project(tmp_path, {
-        "pyproject.toml": """\
-            [project]
-            name = "vg"
-            version = "1.0"
-            [build-system]
-            requires = ["setuptools>=61"]
-            build-backend = "setuptools.build_meta"
-        """,
+        "pyproject.toml": setuptools_pyproject("vg", "1.0"),
         "vg/__init__.py": "",
         "vg/core.py": """\
             def scale(values, factor):

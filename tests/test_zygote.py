@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import make_project
+from conftest import make_project, setuptools_pyproject
 from test_sandbox import require
 
 from taskforge.languages.python.env import build_environment, detect_spec
@@ -28,14 +28,7 @@ from taskforge.workspace import warm_dir, warm_root, warm_root_of
 # A project whose tests look at what a fresh `python -m pytest` process has, and a few that
 # fail or error on purpose (their outcomes must come back the same both ways).
 FILES = {
-    "pyproject.toml": """\
-        [project]
-        name = "probe"
-        version = "0.1"
-        [build-system]
-        requires = ["setuptools"]
-        build-backend = "setuptools.build_meta"
-        """,
+    "pyproject.toml": setuptools_pyproject("probe", "0.1"),
     "probe/__init__.py": "LOADED_FROM = __file__\n",
     "tests/test_probe.py": """\
         import json

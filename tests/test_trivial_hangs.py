@@ -100,9 +100,11 @@ def test_a_trivial_solution_the_screen_cuts_off_makes_no_task(source, tf_cache: 
     verifier = Verifier(source, box, tf_cache, 300.0, 2, TaskOptions())
     verdict = verifier.screen([candidate], LocalExecutor(1))[candidate.key]
     # The task state fails at once and the original passes: only the trivial solution hangs.
+    # (Its one test is every stable test, so the baseline's runs are its reference: the
+    # screen runs no original-code job, `verification_tests`.)
     results = {job_id.split("\0")[1]: r for found in reported for job_id, r in found.items()}
     assert not results["raise"].unscreenable and results["raise"].runs[0][TEST] != "passed"
-    assert results["original"].runs[0][TEST] == "passed"
+    assert "original" not in results and source.baseline.stable == (TEST,)
     assert results[screen_module.SCREENED_NULL].timed_out
     assert verdict.rejection is not None and verdict.rejection.reason == "timeout"
     assert "trivial solution" in str(verdict.rejection)

@@ -46,8 +46,14 @@ class UserFacingError(click.ClickException):
 def exit_interrupted(message: str) -> NoReturn:
     """Exit 130 after a Ctrl-C. A second one while the interpreter shuts down (a user
     pressing it again) is ignored: it would end the process by the signal instead, with
-    neither 130 nor a word."""
+    neither 130 nor a word.
+
+    CPython 3.11 under `python -m` ends a process by SIGINT at exit, whatever its exit code,
+    when a KeyboardInterrupt once left an `exec` of a string (a dataclass's generated
+    methods, built while a module imports), even though the program caught it: evaluating
+    another string clears that mark (CPython resets it at every such `exec`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exec("None")  # clears the mark (see above)
     click.echo(message, err=True)
     sys.exit(130)
 

@@ -16,11 +16,13 @@ from conftest import REPO_ROOT, make_project, run_cli, setuptools_pyproject, wri
 import taskforge
 from taskforge.errors import Rejected
 from taskforge.languages import language_named
+from taskforge.languages.base import Runner
 from taskforge.languages.python.delete.project import PythonProject
 from taskforge.languages.python.delete.stub_function import StubFunction
 from taskforge.languages.strategy import TaskOptions
 from taskforge.model import Candidate
 from taskforge.patches import apply_patch, diff_texts
+from taskforge.sandbox import get_sandbox
 
 SHARD = "tasks-00000-of-00001.jsonl"
 SCALE_BODY = """\
@@ -206,3 +208,25 @@ def test_null_body_rewrite_is_what_the_strategy_writes(tmp_path: Path) -> None:
                     assert {p: (ws / p).read_text() for p in patches[body]} == patches[body]
                 checked += 1
     assert checked > 20
+
+
+@pytest.mark.slow
+def test_verify_checks_collection_where_generate_did(generated: Path, tf_cache: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The collect-only run of the whole suite is the collection check's; verify runs it for
+    a deletion whose code ran at import (as generate did), not for one whose code did not,
+    and for a record that does not say (fail closed)."""
+    collected: list[object] = []
+    collect = Runner.collect
+    monkeypatch.setattr(Runner, "collect",
+                        lambda self, *a: collected.append(a) or collect(self, *a))
+    tasks = {t.record["deleted"][0]["symbol"]: t for t in taskforge.load_tasks(generated,
+                                                                               cache=tf_cache)}
+    box = get_sandbox("none")
+    table, scale = tasks["vg.core.build_table"], tasks["vg.core.scale"]
+    assert table.record["verification"]["collection_checked"] is True
+    assert scale.record["verification"]["collection_checked"] is False
+    assert table.reverify(sandbox=box) == [] and len(collected) == 1
+    assert scale.reverify(sandbox=box) == [] and len(collected) == 1
+    del scale.record["verification"]["collection_checked"]
+    assert scale.reverify(sandbox=box) == [] and len(collected) == 2

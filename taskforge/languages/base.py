@@ -256,6 +256,12 @@ class Language(abc.ABC):
         and every candidate runs the whole protocol in fresh processes."""
         return {c.key: NOT_SCREENED for c in request.candidates}
 
+    def behaviour_key(self, workspace: Path, paths: Collection[str]) -> str | None:
+        """A key of what the files `paths` of `workspace` do when run: two trivial solutions
+        of one deletion whose keys are equal pass and fail the same tests, so one run scores
+        both (`verify.gates.score_null_solutions`). None, by default: unknown, each runs."""
+        return None
+
     def set_up_workspace(self, workspace: Path, snapshot: Snapshot, changed: Collection[str],
                          runner: Runner) -> None:
         """Make a materialized task workspace ready for verification runs (no agent sees it;

@@ -48,7 +48,7 @@ from taskforge.verify.gates import (
     null_rejection,
     restore_tests,
     scan_gate,
-    score_null_solution,
+    score_null_solutions,
 )
 from taskforge.verify.protocol import audit_labels, check_labels, collection_breaks, label_tests
 from taskforge.workspace import warm_dir
@@ -200,14 +200,14 @@ class Verifier:
                        fail_to_pass: list[str]) -> dict[str, dict[str, int]]:
         """Score the trivial solutions for real: each on its own materialized workspace."""
         source = self.source
-        results: dict[str, dict[str, int]] = {}
-        for body in source.language.null_bodies:
+
+        def workspace_for(body: str, dest: Path) -> tuple[Path, set[str]]:
             deletion = strategy.apply(source.project, candidate, self.options, body=body)
             texts = {p: (source.project.text(p), t) for p, t in deletion.new_texts.items()}
-            with warm_dir(self.cache, prefix="null-") as scratch:
-                workspace = self.workspace(diff_texts(texts), set(texts), scratch / "workspace")
-                results[body] = score_null_solution(workspace, fail_to_pass, self.runner)
-        return results
+            return self.workspace(diff_texts(texts), set(texts), dest), set(texts)
+
+        return score_null_solutions(source.language, fail_to_pass, self.runner, workspace_for,
+                                    prefix="null-")
 
     def make_task(self, strategy: Strategy, candidate: Candidate,
                   screened: Screened) -> TaskRecord:

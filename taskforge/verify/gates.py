@@ -11,20 +11,20 @@ candidate, `taskforge verify` runs them again on a record from scratch.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
 from taskforge.errors import Rejected
-from taskforge.languages.base import Runner, null_rejection
+from taskforge.languages.base import Language, Runner, null_rejection
 from taskforge.materialize import materialize
 from taskforge.patches import apply_patch, plain_creations
 from taskforge.sanitize import Fingerprints, PendingScan, sanitize_and_scan, tracked_paths
 from taskforge.verify.protocol import ran
-from taskforge.workspace import scratch_dir
+from taskforge.workspace import scratch_dir, warm_dir
 
 __all__ = ["begin_scan_gate", "collection_gate", "leak_scan_gate", "null_rejection",
-           "restore_tests", "scan_gate", "score_null_solution"]
+           "restore_tests", "scan_gate", "score_null_solution", "score_null_solutions"]
 
 
 def score_null_solution(workspace: Path, fail_to_pass: list[str],
@@ -43,6 +43,28 @@ def score_null_solution(workspace: Path, fail_to_pass: list[str],
         # rightly not): a run that never started must not pass for a trivial solution failing
         ran(run, "trivial solution")
     return {"passed": len(run.passed() & set(fail_to_pass)), "of": len(fail_to_pass)}
+
+
+def score_null_solutions(language: Language, fail_to_pass: list[str], runner: Runner,
+                         workspace_for: Callable[[str, Path], tuple[Path, Collection[str]]],
+                         *, prefix: str) -> dict[str, dict[str, int]]:
+    """`score_null_solution` for each of the language's trivial bodies, each materialized on
+    its own by `workspace_for(body, dest)` (the workspace, and the files the deletion changed
+    there), under a warm scratch dir named by `prefix`. A body whose changed files behave as
+    an earlier one's (`Language.behaviour_key`: Python's `pass` and `return None` as a whole
+    function body) takes that one's score instead of a run of its own."""
+    results: dict[str, dict[str, int]] = {}
+    scored: dict[str, dict[str, int]] = {}
+    for body in language.null_bodies:
+        with warm_dir(runner.cache, prefix=prefix) as scratch:
+            workspace, changed = workspace_for(body, scratch / "workspace")
+            key = language.behaviour_key(workspace, changed)
+            if key is None or key not in scored:
+                counts = score_null_solution(workspace, fail_to_pass, runner)
+                if key is not None:
+                    scored[key] = counts
+            results[body] = dict(scored[key]) if key is not None else counts
+    return results
 
 
 def collection_gate(errors: list[str], missing: list[str], stable: Collection[str], *,

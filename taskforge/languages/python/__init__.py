@@ -141,6 +141,11 @@ class PythonLanguage(Language):
         return screen_candidates(request, Runner(self, request.env, request.sandbox,
                                                  request.timeout, cache=request.cache))
 
+    def behaviour_key(self, workspace: Path, paths: Collection[str]) -> str | None:
+        from taskforge.languages.python.behaviour import code_key
+
+        return code_key(workspace, paths)
+
     def set_up_workspace(self, workspace: Path, snapshot: Snapshot, changed: Collection[str],
                          runner: Runner) -> None:
         # The snapshot's bytecode for the files the deletion left alone (testing/bytecode.py):

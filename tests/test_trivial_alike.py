@@ -1,0 +1,198 @@
+"""One run scores every trivial body that behaves alike (`Language.behaviour_key`): Python's
+`pass` and `return None` as a function's whole body compile to the same code, so
+`score_null_solutions` runs one and gives both its score; where they differ (in place of a
+deleted branch, `return None` leaves the function and `pass` goes on) each runs.
+
+The attack: a branch whose trivial `return None` passes every FAIL_TO_PASS test while `pass`
+does not. Against a naive sharing (one run for all bodies, its positive control) the task
+passes the trivial-solution gate; with the key it is caught."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import make_project, setuptools_pyproject
+
+from taskforge.executors import LocalExecutor
+from taskforge.ingest import ingest
+from taskforge.languages.base import Runner, null_rejection
+from taskforge.languages.python import PythonLanguage
+from taskforge.languages.python.behaviour import code_key
+from taskforge.languages.strategy import SelectOptions, TaskOptions
+from taskforge.model import SourceSpec
+from taskforge.sandbox import get_sandbox
+from taskforge.verify.confirm import Verifier, run_timeout
+
+FUNCTION = '''\
+class Box:
+    def size(self, x):
+        """How big."""
+        BODY
+
+    async def fetch(self):
+        BODY
+
+
+def outer(n):
+    def inner():
+        BODY
+    return inner
+'''
+BRANCH = '''\
+def emit(text, mode):
+    if mode == "quiet":
+        BODY
+    return text
+'''
+
+
+def key_with(tmp_path: Path, template: str, body: str, name: str = "m.py") -> str | None:
+    (tmp_path / name).write_text(template.replace("BODY", body))
+    return code_key(tmp_path, [name])
+
+
+def test_whole_function_bodies_share_a_key(tmp_path: Path) -> None:
+    assert key_with(tmp_path, FUNCTION, "pass") == key_with(tmp_path, FUNCTION, "return None")
+    # not every text shares it: a stub that still raises is another behaviour
+    assert key_with(tmp_path, FUNCTION, "pass") != \
+        key_with(tmp_path, FUNCTION, "raise NotImplementedError")
+
+
+def test_branch_bodies_do_not(tmp_path: Path) -> None:
+    assert key_with(tmp_path, BRANCH, "pass") != key_with(tmp_path, BRANCH, "return None")
+
+
+def test_what_cannot_be_compiled_has_no_key(tmp_path: Path) -> None:
+    # `return` outside a function: no key, so each body runs (and fails on its own)
+    assert key_with(tmp_path, "BODY\n", "return None") is None
+    # any other file counts by its bytes, and its name counts
+    (tmp_path / "data.txt").write_text("a")
+    first = code_key(tmp_path, ["data.txt"])
+    (tmp_path / "data.txt").write_text("b")
+    assert code_key(tmp_path, ["data.txt"]) != first
+    assert code_key(tmp_path, ["data.txt"]) != code_key(tmp_path, ["gone.txt"])
+
+
+FILES = {
+    "pyproject.toml": setuptools_pyproject("quietly", "0.1"),
+    "quietly/__init__.py": "",
+    "quietly/emit.py": """\
+        LOG = []
+
+
+        def emit(text, mode):
+            if mode == "quiet":
+                LOG.clear()
+                return None
+            LOG.append(text)
+            return text
+
+
+        def total(values):
+            result = 0
+            for value in values:
+                result += value
+            return result
+        """,
+    "tests/test_emit.py": """\
+        from quietly.emit import emit, total
+
+
+        def test_quiet_gives_nothing():
+            assert emit("x", "quiet") is None
+
+
+        def test_loud_gives_the_text():
+            assert emit("x", "loud") == "x"
+
+
+        def test_total():
+            assert total([1, 2, 3]) == 6
+
+
+        def test_total_empty():
+            assert total([]) == 0
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def verifier(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> Verifier:
+    root = make_project(tmp_path_factory.mktemp("quietly"), FILES)
+    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
+                    base_dir=root.parent, sandbox=get_sandbox("none"), repeats=2, timeout=120)
+    return Verifier(source, get_sandbox("none"), tf_cache, run_timeout(source, 120), 2,
+                    TaskOptions())
+
+
+def candidate_of(verifier: Verifier, strategy_name: str, suffix: str):
+    strategy = verifier.source.language.strategy(strategy_name)
+    assert strategy is not None
+    found = [c for c in strategy.candidates(verifier.source.project, verifier.source.baseline,
+                                            SelectOptions(min_body_lines=1))
+             if c.symbol.endswith(suffix)]
+    assert found, suffix
+    return strategy, found[0]
+
+
+def count_runs(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    started: list[object] = []
+    run = Runner.run
+    monkeypatch.setattr(Runner, "run",
+                        lambda self, *a, **kw: started.append(a) or run(self, *a, **kw))
+    return started
+
+
+@pytest.mark.slow
+def test_a_function_stub_runs_one_trivial_solution(verifier: Verifier,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    strategy, candidate = candidate_of(verifier, "stub-function", "total")
+    started = count_runs(monkeypatch)
+    nulls = verifier.null_solutions(strategy, candidate,
+                                    ["tests/test_emit.py::test_total"])
+    assert len(started) == 1
+    assert nulls == {"pass": {"passed": 0, "of": 1}, "return-none": {"passed": 0, "of": 1}}
+
+
+@pytest.mark.slow
+def test_a_branch_whose_return_none_passes_is_caught(verifier: Verifier,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    strategy, candidate = candidate_of(verifier, "remove-branch", "quiet\"]")
+    fail_to_pass = ["tests/test_emit.py::test_quiet_gives_nothing"]
+    started = count_runs(monkeypatch)
+    nulls = verifier.null_solutions(strategy, candidate, fail_to_pass)
+    assert len(started) == 2  # the keys differ: each body ran
+    assert nulls == {"pass": {"passed": 0, "of": 1}, "return-none": {"passed": 1, "of": 1}}
+    rejection = null_rejection(nulls, PythonLanguage.null_bodies)
+    assert rejection is not None and rejection.reason == "trivial-solution"
+
+
+@pytest.mark.slow
+def test_positive_control_one_run_for_all_bodies_misses_it(
+        verifier: Verifier, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A naive sharing (every body one key) runs `pass` only and passes the task."""
+    monkeypatch.setattr(PythonLanguage, "behaviour_key", lambda self, workspace, paths: "same")
+    strategy, candidate = candidate_of(verifier, "remove-branch", "quiet\"]")
+    nulls = verifier.null_solutions(strategy, candidate,
+                                    ["tests/test_emit.py::test_quiet_gives_nothing"])
+    assert nulls["return-none"] == {"passed": 0, "of": 1}
+    assert null_rejection(nulls, PythonLanguage.null_bodies) is None
+
+
+def test_a_language_without_a_key_runs_each() -> None:
+    from taskforge.languages import language_named
+
+    assert language_named("java").behaviour_key(Path("/nonexistent"), ["A.java"]) is None
+
+
+@pytest.mark.slow
+def test_the_screen_less_candidate_still_rejects_trivial_tasks(verifier: Verifier) -> None:
+    """The whole confirmation (not screened) of that branch: rejected for its trivial body."""
+    strategy, candidate = candidate_of(verifier, "remove-branch", "quiet\"]")
+    verdicts = verifier.screen([candidate], LocalExecutor(1))
+    from taskforge.errors import Rejected
+
+    with pytest.raises(Rejected) as rejected:
+        verifier.make_task(strategy, candidate, verdicts[candidate.key])
+    assert rejected.value.reason == "trivial-solution"

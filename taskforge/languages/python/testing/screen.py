@@ -21,18 +21,17 @@ from taskforge.languages.base import (
     null_rejection,
     verification_tests,
 )
+from taskforge.languages.python import NULL_BODIES
 from taskforge.languages.python.delete.project import PythonProject
 from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.model import Candidate, Outcome
 from taskforge.workspace import scratch_copy, scratch_dir
 
-# The trivial solutions, by the name `Strategy.apply(body=...)` knows them: the text each puts
-# where the task has `raise NotImplementedError` (delete/syntax.py's BODIES).
-NULL_BODIES = {"pass": "pass", "return-none": "return None"}
-# The one the screen runs for them all: as the server compiles them (a function of its own
-# whose body is `pass`, or `return None`), the stubs are the same bytecode, so one run's
-# outcomes are the other's. The confirmation, on real files, runs each (when not screened).
+# The one trivial solution (of the language's NULL_BODIES) the screen runs for them all: as
+# the server compiles them (a function of its own whose body is `pass`, or `return None`),
+# the stubs are the same bytecode, so one run's outcomes are the other's. The confirmation,
+# on real files, runs each unless they compile alike there too (`behaviour_key`).
 SCREENED_NULL = "pass"
 
 SCREEN_PLUGIN = "taskforge_screen"

@@ -179,6 +179,14 @@ def pytest_runtestloop(session):
         with contextlib.suppress(Exception):
             importlib.import_module(module)
     index = _functions_by_code()
+    # The JUnit XML report escapes each test's name with a regular expression of large
+    # character ranges, compiled on its first use: in every child, since this process runs
+    # no test (~4 ms a job, three jobs a candidate). Compiled here, `re`'s cache hands it to
+    # every fork, as the zygote's does to every fresh run.
+    with contextlib.suppress(Exception):
+        from _pytest.junitxml import bin_xml_escape
+
+        bin_xml_escape("")
     # The collected session (its garbage collected first) is never collected again, in a
     # child either: a test that triggers a full collection does not walk (and copy) every
     # page of it. A child's `gc.get_objects()` leaves these objects out; the screen may only

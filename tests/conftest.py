@@ -55,6 +55,20 @@ def setuptools_pyproject(name: str, version: str = "0.1") -> str:
             'requires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n')
 
 
+def count_calls(monkeypatch: pytest.MonkeyPatch, owner: type, name: str) -> list[tuple]:
+    """Every call of `owner.name` from now on (its positional arguments, self aside), still
+    made: how many test processes a step started, say (`Runner.run`)."""
+    calls: list[tuple] = []
+    method = getattr(owner, name)
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return method(self, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
 def git(*args: str, cwd: Path) -> str:
     """Run the real git CLI in `cwd`; return its stripped stdout (fails the test on error)."""
     proc = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV},

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_project, setuptools_pyproject
+from conftest import count_calls, make_project, setuptools_pyproject
 
 from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
@@ -85,9 +85,7 @@ def test_a_disagreeing_screen_gives_way_to_the_fresh_protocol(screened, monkeypa
     # The screen read the original file: only the call failed there.
     assert verdict.screened and not verdict.rejection
     assert verdict.fail_to_pass == (ANSWER,)
-    started = []
-    run = Runner.run
-    monkeypatch.setattr(Runner, "run", lambda self, *a, **kw: started.append(a) or run(self, *a, **kw))
+    started = count_calls(monkeypatch, Runner, "run")
     record = verifier.make_task(strategy, candidate, verdict)
     assert record["FAIL_TO_PASS"] == [ANSWER, SOURCE]  # the fresh runs' labels
     screen = record["verification"]["screen"]

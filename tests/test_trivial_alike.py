@@ -12,10 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_project, setuptools_pyproject
+from conftest import count_calls, make_project, setuptools_pyproject
 
+from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
 from taskforge.ingest import ingest
+from taskforge.languages import language_named
 from taskforge.languages.base import Runner, null_rejection
 from taskforge.languages.python import PythonLanguage
 from taskforge.languages.python.behaviour import code_key
@@ -136,19 +138,11 @@ def candidate_of(verifier: Verifier, strategy_name: str, suffix: str):
     return strategy, found[0]
 
 
-def count_runs(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    started: list[object] = []
-    run = Runner.run
-    monkeypatch.setattr(Runner, "run",
-                        lambda self, *a, **kw: started.append(a) or run(self, *a, **kw))
-    return started
-
-
 @pytest.mark.slow
 def test_a_function_stub_runs_one_trivial_solution(verifier: Verifier,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     strategy, candidate = candidate_of(verifier, "stub-function", "total")
-    started = count_runs(monkeypatch)
+    started = count_calls(monkeypatch, Runner, "run")
     nulls = verifier.null_solutions(strategy, candidate,
                                     ["tests/test_emit.py::test_total"])
     assert len(started) == 1
@@ -160,7 +154,7 @@ def test_a_branch_whose_return_none_passes_is_caught(verifier: Verifier,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     strategy, candidate = candidate_of(verifier, "remove-branch", "quiet\"]")
     fail_to_pass = ["tests/test_emit.py::test_quiet_gives_nothing"]
-    started = count_runs(monkeypatch)
+    started = count_calls(monkeypatch, Runner, "run")
     nulls = verifier.null_solutions(strategy, candidate, fail_to_pass)
     assert len(started) == 2  # the keys differ: each body ran
     assert nulls == {"pass": {"passed": 0, "of": 1}, "return-none": {"passed": 1, "of": 1}}
@@ -181,8 +175,6 @@ def test_positive_control_one_run_for_all_bodies_misses_it(
 
 
 def test_a_language_without_a_key_runs_each() -> None:
-    from taskforge.languages import language_named
-
     assert language_named("java").behaviour_key(Path("/nonexistent"), ["A.java"]) is None
 
 
@@ -191,8 +183,6 @@ def test_the_screen_less_candidate_still_rejects_trivial_tasks(verifier: Verifie
     """The whole confirmation (not screened) of that branch: rejected for its trivial body."""
     strategy, candidate = candidate_of(verifier, "remove-branch", "quiet\"]")
     verdicts = verifier.screen([candidate], LocalExecutor(1))
-    from taskforge.errors import Rejected
-
     with pytest.raises(Rejected) as rejected:
         verifier.make_task(strategy, candidate, verdicts[candidate.key])
     assert rejected.value.reason == "trivial-solution"

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, make_project, run_cli, setuptools_pyproject, write_recipe
+from conftest import REPO_ROOT, count_calls, make_project, run_cli, setuptools_pyproject, write_recipe
 
 import taskforge
 from taskforge.errors import Rejected
@@ -216,10 +216,7 @@ def test_verify_checks_collection_where_generate_did(generated: Path, tf_cache: 
     """The collect-only run of the whole suite is the collection check's; verify runs it for
     a deletion whose code ran at import (as generate did), not for one whose code did not,
     and for a record that does not say (fail closed)."""
-    collected: list[object] = []
-    collect = Runner.collect
-    monkeypatch.setattr(Runner, "collect",
-                        lambda self, *a: collected.append(a) or collect(self, *a))
+    collected = count_calls(monkeypatch, Runner, "collect")
     tasks = {t.record["deleted"][0]["symbol"]: t for t in taskforge.load_tasks(generated,
                                                                                cache=tf_cache)}
     box = get_sandbox("none")

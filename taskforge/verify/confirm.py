@@ -198,7 +198,8 @@ class Verifier:
 
     def null_solutions(self, strategy: Strategy, candidate: Candidate,
                        fail_to_pass: list[str]) -> dict[str, dict[str, int]]:
-        """Score the trivial solutions for real: each on its own materialized workspace."""
+        """Score the trivial solutions for real, each on its own materialized workspace (one
+        run for bodies that behave alike: `score_null_solutions`)."""
         source = self.source
 
         def workspace_for(body: str, dest: Path) -> tuple[Path, set[str]]:

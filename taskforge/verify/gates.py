@@ -59,11 +59,12 @@ def score_null_solutions(language: Language, fail_to_pass: list[str], runner: Ru
         with warm_dir(runner.cache, prefix=prefix) as scratch:
             workspace, changed = workspace_for(body, scratch / "workspace")
             key = language.behaviour_key(workspace, changed)
-            if key is None or key not in scored:
+            counts = scored.get(key) if key is not None else None
+            if counts is None:
                 counts = score_null_solution(workspace, fail_to_pass, runner)
                 if key is not None:
                     scored[key] = counts
-            results[body] = dict(scored[key]) if key is not None else counts
+            results[body] = dict(counts)
     return results
 
 

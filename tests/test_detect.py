@@ -363,6 +363,22 @@ def test_test_command_overrides_addopts_and_installs_plugins(tmp_path: Path) -> 
     assert "required_plugins: installed pytest-randomly>=3" in text
 
 
+
+def test_benchmark_plugin_from_a_test_extra_runs_benchmarks_once(tmp_path: Path) -> None:
+    # humanize 4.17.0: pytest-benchmark comes with the project's own `tests` extra (installed
+    # as `.[tests]`), not in a requirements list; its benchmarks then ran for a second each,
+    # in every run of every covering test, until the extra's requirements counted too.
+    root = project(tmp_path, {"pyproject.toml": pyproject(
+        '[project.optional-dependencies]\ntests = ["pytest>=8", "pytest-benchmark"]\n')})
+    spec = spec_of(root)
+    assert spec.project_install == ".[tests]"
+    assert spec.test_command[-1] == "--benchmark-disable"
+    assert "pytest-benchmark" not in spec.requirements  # the extra installs it
+    assert "pytest-benchmark: --benchmark-disable (benchmarks run once, as tests)" in spec.decisions
+    plain = project(tmp_path / "plain", {"pyproject.toml": pyproject(
+        '[project.optional-dependencies]\ntests = ["pytest>=8"]\n')})
+    assert "--benchmark-disable" not in spec_of(plain).test_command
+
 # ------------------------------------------------------------------ layout
 
 

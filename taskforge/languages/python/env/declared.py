@@ -17,6 +17,8 @@ _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 @dataclass
 class Declared:
     extras: list[str] = field(default_factory=list)  # extras of the project to install
+    # what those extras bring (installed with the project, not as requirements)
+    extras_requirements: list[str] = field(default_factory=list)
     requirements: list[str] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
 
@@ -211,6 +213,8 @@ def read_declared(root: Path, pyproject: dict, python: str | None = None) -> Dec
                     f"extra [{name}] from {where} ({why}), its requirements")
         elif names:
             found.extras += names
+            found.extras_requirements += [r for name in names for r in extras_sets[name]
+                                          if isinstance(r, str)]
             found.decisions.append(f"test extras [{','.join(names)}] from {where} ({why})")
     raw_groups = pyproject.get("dependency-groups", {}) or {}
     # PEP 735 compares group names normalised: `include-group = "Lint"` names `lint`.

@@ -9,6 +9,7 @@ answers together into the EnvSpec, and the decisions into its record.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 from taskforge.languages.python.env.declared import read_declared, requirement_name
@@ -63,8 +64,9 @@ def _project_install(root: Path, pyproject: dict, extras: list[str],
 
 
 def _test_command(root: Path, source: SourceSpec, requirements: list[str],
-                  decisions: list[str]) -> list[str]:
+                  decisions: list[str], from_extras: Sequence[str] = ()) -> list[str]:
     """The pytest argv: the project's addopts made safe, network tests deselected.
+    `requirements` (added to here) are installed on their own, `from_extras` with the project.
 
     Built as a list of words, never joined and split again: an option's value may hold
     spaces (`-m "not slow"`), and a re-split one becomes a path pytest cannot find."""
@@ -87,9 +89,10 @@ def _test_command(root: Path, source: SourceSpec, requirements: list[str],
         if requirement_name(requirement) not in {requirement_name(r) for r in requirements}:
             requirements.append(requirement)
             decisions.append(f"addopts: {option} kept; installed {requirement}")
+    installed = {requirement_name(r) for r in [*requirements, *from_extras]}
     if any(opt.startswith("--benchmark-") for opt, _ in plan.dropped) or \
-            "pytest-benchmark" in {requirement_name(r) for r in requirements}:
-        if "pytest-benchmark" not in {requirement_name(r) for r in requirements}:
+            "pytest-benchmark" in installed:
+        if "pytest-benchmark" not in installed:
             requirements.append("pytest-benchmark")
             decisions.append("installed pytest-benchmark (the benchmark fixture)")
         extra.append("--benchmark-disable")
@@ -146,7 +149,8 @@ def detect_spec(root: Path, source: SourceSpec, describe: str | None = None) -> 
     if project_install is not None and version_decision:
         decisions.append(version_decision)
     requirements = list(declared.requirements)
-    test_command = _test_command(root, source, requirements, decisions)
+    test_command = _test_command(root, source, requirements, decisions,
+                                 declared.extras_requirements)
     if source.install:
         decisions.append("install commands from the recipe")
     return EnvSpec(

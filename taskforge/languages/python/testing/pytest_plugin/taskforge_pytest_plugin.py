@@ -58,7 +58,24 @@ def pytest_load_initial_conftests(early_config, parser, args):
         _coverage.start()
 
 
+# pytest-randomly's seed wherever the project sets none (any fixed number would do).
+RANDOMLY_SEED = 1
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
+    # pytest-randomly, once installed (a test extra brings it, with no option anywhere),
+    # shuffles the tests and reseeds `random` from a new seed in every session: the two
+    # orders of the baseline would not be the collected order and its reverse, and a test
+    # drawing random numbers would draw others in every run. Its options are set before it
+    # reads them: the collected order, and a fixed seed (it still reseeds before each test,
+    # from the seed and the test's id, so a test draws the same numbers alone or in the
+    # whole suite). A seed the project fixed itself stays.
+    if config.pluginmanager.hasplugin("randomly") or \
+            config.pluginmanager.hasplugin("pytest_randomly"):
+        config.option.randomly_reorganize = False
+        if config.getoption("randomly_seed", None) in ("default", "last"):
+            config.option.randomly_seed = RANDOMLY_SEED
     out = os.environ.get("TASKFORGE_ISOLATED")
     if out and not config.pluginmanager.has_plugin("taskforge-isolated"):
         from taskforge_isolated import Isolated

@@ -97,7 +97,12 @@ def test_where_the_splice_cannot_be_exact_the_whole_file_is_cut(
     module = project.parse("pkg/mod.py")
     assert module is not None
     naive = 0
+    splice = PythonProject._splice
     for function in functions(module):
+        # the splice declines each of these (the whole-file cut serves)
+        assert splice(project, "pkg/mod.py", module, [
+            s.with_changes(body=STUB) if s is function else s for s in module.body],
+            {function: function.with_changes(body=STUB)}) is None or function not in module.body
         changes: dict[cst.CSTNode, cst.CSTNode | None] = {function: function.with_changes(body=STUB)}
         spliced, whole = both_ways(project, "pkg/mod.py", changes, monkeypatch)
         assert spliced == whole
@@ -110,3 +115,27 @@ def test_where_the_splice_cannot_be_exact_the_whole_file_is_cut(
             new = module.code_for_node(function.with_changes(body=STUB))
             naive += text[:start] + new + text[start + len(piece):] != whole
     assert naive or not source.endswith("\n")
+
+
+def test_several_changes_at_once_and_a_byte_order_mark(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    source = ("# header\n\nimport os\n\n\ndef f():\n    return 1\n\n\nX = 1\n\n\n"
+              "def g():\n    return os.sep\n\n\ndef h():\n    return 3\n")
+    root = make_project(tmp_path, {"pkg/mod.py": source, "pkg/bom.py": "\ufeff" + source})
+    project = PythonProject(root, (".",))
+    module = project.parse("pkg/mod.py")
+    assert module is not None
+    f, _g, h = functions(module)
+    constant = module.body[2]
+    changes: dict[cst.CSTNode, cst.CSTNode | None] = {
+        f: f.with_changes(body=STUB), constant: None, h: h.with_changes(body=STUB)}
+    spliced, whole = both_ways(project, "pkg/mod.py", changes, monkeypatch)
+    assert spliced == whole and "X = 1" not in spliced and spliced.count("raise Not") == 2
+    assert "return os.sep" in spliced
+    # A byte-order mark: libcst's code leaves it out, so the whole-file cut dropped it from
+    # the file (a change the deletion never made); the splice keeps it.
+    bom = project.parse("pkg/bom.py")
+    assert bom is not None
+    bf = functions(bom)[0]
+    text = project.replace_nodes("pkg/bom.py", {bf: bf.with_changes(body=STUB)})
+    assert text == "\ufeff" + source.replace("    return 1\n", "    raise NotImplementedError\n")

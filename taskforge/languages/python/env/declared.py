@@ -213,8 +213,9 @@ def read_declared(root: Path, pyproject: dict, python: str | None = None) -> Dec
                     f"extra [{name}] from {where} ({why}), its requirements")
         elif names:
             found.extras += names
+            # those sure to be installed: a marker may leave one out on this Python
             found.extras_requirements += [r for name in names for r in extras_sets[name]
-                                          if isinstance(r, str)]
+                                          if isinstance(r, str) and ";" not in r]
             found.decisions.append(f"test extras [{','.join(names)}] from {where} ({why})")
     raw_groups = pyproject.get("dependency-groups", {}) or {}
     # PEP 735 compares group names normalised: `include-group = "Lint"` names `lint`.

@@ -150,7 +150,7 @@ def detect_spec(root: Path, source: SourceSpec, describe: str | None = None) -> 
         decisions.append(version_decision)
     requirements = list(declared.requirements)
     test_command = _test_command(root, source, requirements, decisions,
-                                 declared.extras_requirements)
+                                 declared.extras_requirements if project_install else ())
     if source.install:
         decisions.append("install commands from the recipe")
     return EnvSpec(

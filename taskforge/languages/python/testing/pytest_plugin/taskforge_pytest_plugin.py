@@ -64,18 +64,26 @@ RANDOMLY_SEED = 1
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
-    # pytest-randomly, once installed (a test extra brings it, with no option anywhere),
-    # shuffles the tests and reseeds `random` from a new seed in every session: the two
-    # orders of the baseline would not be the collected order and its reverse, and a test
-    # drawing random numbers would draw others in every run. Its options are set before it
-    # reads them: the collected order, and a fixed seed (it still reseeds before each test,
-    # from the seed and the test's id, so a test draws the same numbers alone or in the
-    # whole suite). A seed the project fixed itself stays.
-    if config.pluginmanager.hasplugin("randomly") or \
-            config.pluginmanager.hasplugin("pytest_randomly"):
+    # Plugins that act once installed, with no option anywhere (a test extra, a dependency
+    # of a dependency brings them): their options are set here, before they read them (their
+    # own pytest_configure), whatever registered them. A plugin's options exist only when it
+    # is loaded.
+    # pytest-randomly (3.10.2 on; older ones fail without the cache provider taskforge turns
+    # off) shuffles the tests and reseeds `random` from a new seed in every session: the
+    # baseline's two orders would not be the collected order and its reverse, and a test
+    # drawing random numbers would draw others in every run. The collected order, and a
+    # fixed seed (it still reseeds before each test, from the seed and the test's id, so a
+    # test draws the same numbers alone or in the whole suite); a seed the project fixed
+    # itself stays.
+    if hasattr(config.option, "randomly_reorganize"):
         config.option.randomly_reorganize = False
         if config.getoption("randomly_seed", None) in ("default", "last"):
             config.option.randomly_seed = RANDOMLY_SEED
+    # pytest-benchmark calibrates and repeats each benchmark for about a second, in every
+    # run: each runs once, as a test (as the test command's `--benchmark-disable` says where
+    # the environment's requirements show the plugin).
+    if hasattr(config.option, "benchmark_disable"):
+        config.option.benchmark_disable = True
     out = os.environ.get("TASKFORGE_ISOLATED")
     if out and not config.pluginmanager.has_plugin("taskforge-isolated"):
         from taskforge_isolated import Isolated

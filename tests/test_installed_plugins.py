@@ -46,7 +46,7 @@ TESTS = [f"tests/test_order.py::test_{i}" for i in range(COUNT)] + \
 
 
 @pytest.fixture(scope="module")
-def randomly_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Runner]:
+def plugins_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Runner]:
     cache = Path(os.environ["TASKFORGE_CACHE"])
     root = make_project(tmp_path_factory.mktemp("randomly"), {
         "pyproject.toml": PYPROJECT, "calc/__init__.py": "",
@@ -60,9 +60,9 @@ def randomly_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Runner
                                  cache=cache)
 
 
-def test_installed_plugins_keep_the_order_the_draws_and_one_call(randomly_env,
+def test_installed_plugins_keep_the_order_the_draws_and_one_call(plugins_env,
                                                                    tmp_path: Path) -> None:
-    snapshot_root, runner = randomly_env
+    snapshot_root, runner = plugins_env
     env, root = runner.env, tmp_path / "ws"
     shutil.copytree(snapshot_root, root)
     assert "--benchmark-disable" not in env.spec.test_command  # the marker hid it

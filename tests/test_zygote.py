@@ -367,7 +367,9 @@ def test_what_the_environment_s_plugins_import_is_imported_once(
         assert imports(log, "plugin") == [os.path.join(site, "probeplug.py")]
         # Positive control for what follows: the zygote holds the environment's library,
         # which a run that kept it would use. Now the workspace provides its own.
-        (ws / "probedep.py").write_text(DEPENDENCY.format(log=str(log)).replace("42", "43"))
+        # only the value changes (the log's path may hold "42" too: pytest's session number)
+        own = DEPENDENCY.format(log=str(log)).replace("VALUE = 42", "VALUE = 43")
+        (ws / "probedep.py").write_text(own)
         (ws / "tests/test_plugin.py").write_text(
             USES_PLUGIN.format(value=43, where=repr(site)))
         shadowed = run_tests(env, ws, box, timeout=120, select=[uses])

@@ -60,6 +60,9 @@ def pytest_load_initial_conftests(early_config, parser, args):
 
 # pytest-randomly's seed wherever the project sets none (any fixed number would do).
 RANDOMLY_SEED = 1
+# Plugins that run a failed test again until it passes, on a `flaky` marker or decorator
+# with no option anywhere (pytest-rerunfailures, flaky), by module name.
+RERUNNERS = ("pytest_rerunfailures", "flaky.flaky_pytest_plugin")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -84,6 +87,14 @@ def pytest_configure(config):
     # the environment's requirements show the plugin).
     if hasattr(config.option, "benchmark_disable"):
         config.option.benchmark_disable = True
+    # A rerun plugin passes a test that fails now and then once one try passes: both baseline
+    # runs and every grading would pass it, the flaky gate blind to it. Unregistered, so each
+    # test runs once (its own pytest_configure still runs: pytest called this hook on a copy
+    # of the list); the `flaky` marker stays known for projects with strict markers.
+    for _name, plugin in config.pluginmanager.list_name_plugin():
+        if getattr(plugin, "__name__", None) in RERUNNERS:
+            config.pluginmanager.unregister(plugin)
+            config.addinivalue_line("markers", "flaky: taskforge runs each test once")
     out = os.environ.get("TASKFORGE_ISOLATED")
     if out and not config.pluginmanager.has_plugin("taskforge-isolated"):
         from taskforge_isolated import Isolated
@@ -92,6 +103,31 @@ def pytest_configure(config):
             Isolated(out, os.environ.get("TASKFORGE_COVER_ROOT", "."),
                      float(os.environ.get("TASKFORGE_ISOLATED_TIMEOUT", "60"))),
             "taskforge-isolated")
+
+
+def pytest_sessionstart(session):
+    # Hypothesis (its plugin loads once installed) draws new examples in every session,
+    # replays first the failures it saved in the workspace (`.hypothesis/`), and fails an
+    # example that ran past a deadline or a health check that found generation slow: labels
+    # and rewards that change from run to run and with the machine's load. What its own CI
+    # profile sets, over the profile the project loaded (conftests did, before this), before
+    # any test module makes its `@settings`: examples derived from each test unless the
+    # project fixed a seed (either way no database: hypothesis keeps none then), no deadline
+    # (taskforge's per-test timeout ends a hang), no too-slow check. A setting a test gives
+    # itself still wins.
+    if hasattr(session.config.option, "hypothesis_seed"):
+        _steady_hypothesis(derandomize=session.config.getoption("hypothesis_seed") is None)
+
+
+def _steady_hypothesis(derandomize):
+    from hypothesis import HealthCheck, settings
+
+    current = settings.default
+    suppressed = list(dict.fromkeys([*current.suppress_health_check, HealthCheck.too_slow]))
+    steady = {"derandomize": True} if derandomize else {}
+    settings.register_profile("taskforge", current, deadline=None,
+                              suppress_health_check=suppressed, **steady)
+    settings.load_profile("taskforge")
 
 
 def _ids(path):

@@ -1,7 +1,7 @@
 """Plugins a project's test extra installs that act with no option anywhere: taskforge's runs
 keep the collected order and draw the same random numbers in every run (pytest-randomly), run
 each benchmark once (pytest-benchmark, here behind a marker so that the test command does not
-name it), run a test marked flaky once (pytest-rerunfailures, flaky) and give a property test
+name it), run a test marked flaky once (pytest-rerunfailures, pytest-retry, flaky) and give a property test
 the same examples in every run, with no deadline and no saved examples (hypothesis). Each
 against its positive control: a plain pytest run in the same environment shuffles the tests,
 reseeds from a new seed each session, repeats each benchmark, passes a flaky test on a
@@ -132,9 +132,11 @@ def test_installed_plugins_keep_the_order_the_draws_and_one_call(plugins_env,
     assert calls.read_text() == ".."  # two sessions ran the benchmark, once each
 
 
-@pytest.mark.parametrize("extra, test_file", [('"pytest", "pytest-rerunfailures"', SETTLES),
-                                              ('"pytest", "flaky"', SETTLES_FLAKY)],
-                         ids=["pytest-rerunfailures", "flaky"])
+@pytest.mark.parametrize("extra, test_file", [
+    ('"pytest", "pytest-rerunfailures"', SETTLES),
+    ('"pytest", "flaky"', SETTLES_FLAKY),
+    ('"pytest", "pytest-retry"', SETTLES.replace("reruns=", "retries="))],
+    ids=["pytest-rerunfailures", "flaky", "pytest-retry"])
 def test_a_test_marked_flaky_runs_once(tmp_path_factory: pytest.TempPathFactory,
                                        extra: str, test_file: str) -> None:
     snapshot_root, runner = build(tmp_path_factory, "reruns", {

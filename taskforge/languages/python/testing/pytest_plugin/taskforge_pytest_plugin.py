@@ -61,8 +61,9 @@ def pytest_load_initial_conftests(early_config, parser, args):
 # pytest-randomly's seed wherever the project sets none (any fixed number would do).
 RANDOMLY_SEED = 1
 # Plugins that run a failed test again until it passes, on a `flaky` marker or decorator
-# with no option anywhere (pytest-rerunfailures, flaky), by module name.
-RERUNNERS = ("pytest_rerunfailures", "flaky.flaky_pytest_plugin")
+# with no option anywhere, or an ini setting (pytest-rerunfailures, pytest-retry, flaky), by
+# module name.
+RERUNNERS = ("pytest_rerunfailures", "pytest_retry.retry_plugin", "flaky.flaky_pytest_plugin")
 
 
 @pytest.hookimpl(tryfirst=True)

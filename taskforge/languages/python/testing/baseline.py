@@ -29,7 +29,9 @@ from taskforge.workspace import scratch_copy, scratch_dir
 # 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+.
 # 5: the test files that failed to import; tests that hung. 6: what a fixture wider than a
 # function runs belongs to every test that uses it. 7: and what each test runs alone.
-FORMAT = 7
+# 8: runs with pytest-randomly in order, hypothesis steadied and rerun plugins out (a test a
+# rerun passed, or one hypothesis's deadline failed, may have another outcome now).
+FORMAT = 8
 # The isolated run may take this many times the slowest ordered run (at least
 # ISOLATED_MIN_SECONDS, at most the suite's timeout); what it measured by then stays. Forking
 # and measuring each test alone costs ~20 ms a test: 3.4-13.5x a plain run on six packages

@@ -66,6 +66,22 @@ RANDOMLY_SEED = 1
 RERUNNERS = ("pytest_rerunfailures", "pytest_retry.retry_plugin", "flaky.flaky_pytest_plugin")
 
 
+_rerunners_out = False
+
+
+def pytest_plugin_registered(plugin, manager):
+    # A rerun plugin passes a test that fails now and then once one try passes: both baseline
+    # runs and every grading would pass it, the flaky gate blind to it. Unregistered the
+    # moment it registers, however (entry point, `-p`, `pytest_plugins`, TASKFORGE_PLUGINS;
+    # those registered before this plugin are replayed to it), so each test runs once. Here
+    # and not in pytest_configure: pluggy 1.1-1.3 run a hook over the live list of its
+    # implementations, which an unregistration there would shift.
+    global _rerunners_out
+    if getattr(plugin, "__name__", None) in RERUNNERS:
+        manager.unregister(plugin)
+        _rerunners_out = True
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     # Plugins that act once installed, with no option anywhere (a test extra, a dependency
@@ -88,14 +104,8 @@ def pytest_configure(config):
     # the environment's requirements show the plugin).
     if hasattr(config.option, "benchmark_disable"):
         config.option.benchmark_disable = True
-    # A rerun plugin passes a test that fails now and then once one try passes: both baseline
-    # runs and every grading would pass it, the flaky gate blind to it. Unregistered, so each
-    # test runs once (its own pytest_configure still runs: pytest called this hook on a copy
-    # of the list); the `flaky` marker stays known for projects with strict markers.
-    for _name, plugin in config.pluginmanager.list_name_plugin():
-        if getattr(plugin, "__name__", None) in RERUNNERS:
-            config.pluginmanager.unregister(plugin)
-            config.addinivalue_line("markers", "flaky: taskforge runs each test once")
+    if _rerunners_out:  # the `flaky` marker stays known for projects with strict markers
+        config.addinivalue_line("markers", "flaky: taskforge runs each test once")
     out = os.environ.get("TASKFORGE_ISOLATED")
     if out and not config.pluginmanager.has_plugin("taskforge-isolated"):
         from taskforge_isolated import Isolated
@@ -114,21 +124,35 @@ def pytest_sessionstart(session):
     # profile sets, over the profile the project loaded (conftests did, before this), before
     # any test module makes its `@settings`: examples derived from each test unless the
     # project fixed a seed (either way no database: hypothesis keeps none then), no deadline
-    # (taskforge's per-test timeout ends a hang), no too-slow check. A setting a test gives
-    # itself still wins.
+    # (taskforge's timeouts end a hang), no too-slow check. A setting a test gives itself
+    # still wins, and so does a profile project code loads later.
     if hasattr(session.config.option, "hypothesis_seed"):
         _steady_hypothesis(derandomize=session.config.getoption("hypothesis_seed") is None)
 
 
 def _steady_hypothesis(derandomize):
-    from hypothesis import HealthCheck, settings
-
+    try:
+        from hypothesis import HealthCheck, settings
+    except Exception:  # a broken install: the tests that import it will say so
+        return
     current = settings.default
     suppressed = list(dict.fromkeys([*current.suppress_health_check, HealthCheck.too_slow]))
     steady = {"derandomize": True} if derandomize else {}
     settings.register_profile("taskforge", current, deadline=None,
                               suppress_health_check=suppressed, **steady)
     settings.load_profile("taskforge")
+    # Recent versions also mix the literals of every "local" module loaded so far into the
+    # draws: a test's examples would change with the files a run imported (the test alone or
+    # the whole suite; taskforge's own modules when grading). Without them, what it draws
+    # depends on the test alone. (Private; older versions have no such thing.)
+    try:
+        from hypothesis.internal.conjecture import providers
+
+        none = providers.Constants()
+        if callable(getattr(providers, "_get_local_constants", None)):
+            providers._get_local_constants = lambda: none
+    except Exception:
+        pass
 
 
 def _ids(path):

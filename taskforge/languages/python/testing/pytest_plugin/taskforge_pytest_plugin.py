@@ -148,8 +148,8 @@ def _steady_hypothesis(derandomize):
     try:
         from hypothesis.internal.conjecture import providers
 
-        none = providers.Constants()
         if callable(getattr(providers, "_get_local_constants", None)):
+            none = providers.Constants()
             providers._get_local_constants = lambda: none
     except Exception:
         pass

@@ -60,6 +60,25 @@ def test_canaries_run_as_planted_and_are_drawn_afresh(tmp_path: Path) -> None:
     assert by_name["test_parse_empty_input"] == by_name["test_parse_single"] == "passed"
 
 
+def test_a_property_canary_only_where_the_tests_use_hypothesis(tmp_path: Path) -> None:
+    """It must fail as planted, which needs hypothesis: only where the environment has it and
+    a file of the graded tests imports it. (Run for real in test_grade_tamper.py, whose
+    environment has hypothesis; this one's has not.)"""
+    def planted(name: str, header: str, hypothesis: bool) -> list[str]:
+        write_tests(tmp_path / name)
+        path = tmp_path / name / "tests/test_parse.py"
+        path.write_text(header + path.read_text())
+        canaries = plant_canaries(tmp_path / name, EXPECTED, hypothesis=hypothesis)
+        new = {c.node_id.split("::")[0] for c in canaries} - set(TESTS)
+        return [line for rel in new for line in (tmp_path / name / rel).read_text().splitlines()
+                if ".given(" in line]
+
+    uses = "from hypothesis import given\n"
+    assert len(planted("uses", uses, hypothesis=True)) == 1
+    assert planted("not-installed", uses, hypothesis=False) == []
+    assert planted("unused", "import hypothesisx\n# import hypothesis\n", hypothesis=True) == []
+
+
 def run_pytest(root: Path, files: list[str]) -> dict[str, str]:
     """Outcome by test name of a real pytest run of `files` (given as the grader gives them)."""
     junit = root.parent / f"{root.name}-junit.xml"

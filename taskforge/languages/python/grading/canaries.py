@@ -8,6 +8,13 @@ beside one of them gets a pass and a fail. Names are built from the words of the
 test names plus a random suffix, so a patch that knows the task's test ids cannot know these.
 They run in the same pytest session as the task's tests; any canary reported other than as
 planted means the report cannot be trusted.
+
+Where the graded tests use hypothesis (a file imports it, and the environment has it), the new
+module also gets a property test that must fail: it draws an integer and asserts it is zero,
+which the first, simplest example is and no later one. Its `@given` is applied when it runs,
+so it takes the settings in force then: a solution that loaded a profile of one example, or
+of no generation phase, during collection (every property test decorated after it runs
+that little, and a wrong solution passes on its simplest input) has it reported passed.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from taskforge.languages.python.testing.runner import files_of
 from taskforge.model import Finding, Outcome
 
 PLANTED_FILES = 2  # existing test files that get canaries appended
+_USES_HYPOTHESIS = re.compile(rb"^[ \t]*(?:import|from)[ \t]+hypothesis\b", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -32,10 +40,11 @@ class Canary:
     expected: Outcome  # "passed", "failed" or "error"
 
 
-def plant_canaries(copy: Path, expected_ids: list[str],
-                   rng: random.Random | None = None) -> list[Canary]:
+def plant_canaries(copy: Path, expected_ids: list[str], rng: random.Random | None = None, *,
+                   hypothesis: bool = False) -> list[Canary]:
     """Append canaries to test files of `copy` that hold `expected_ids`, and add one new test
-    module beside them; return what was planted (nothing when no test file holds them)."""
+    module beside them; return what was planted (nothing when no test file holds them).
+    `hypothesis`: the environment has it (a property canary where those files use it)."""
     rng = rng or secrets.SystemRandom()
     # Never through a link: the grader writes outside the sandbox, and a link could lead out
     # of the grading copy.
@@ -62,6 +71,9 @@ def plant_canaries(copy: Path, expected_ids: list[str],
     rel = (Path(beside).parent / name).as_posix()
     block, planted = _block(rel, words, rng, prefixes[beside], unittest_style=False,
                             error=False)
+    if hypothesis and any(_USES_HYPOTHESIS.search((copy / f).read_bytes()) for f in files):
+        extra, canary = _property_block(rel, words, rng, prefixes[beside])
+        block, planted = block + extra, [*planted, canary]
     (copy / rel).write_text(block)
     return canaries + planted
 
@@ -127,6 +139,18 @@ def _uses_unittest(source: bytes) -> bool:
         (isinstance(b, ast.Name) and b.id.endswith("TestCase"))
         or (isinstance(b, ast.Attribute) and b.attr.endswith("TestCase")) for b in node.bases)
         for node in ast.walk(tree))
+
+
+def _property_block(rel: str, words: list[str], rng: random.Random,
+                    prefix: str) -> tuple[str, Canary]:
+    """A property test that fails unless hypothesis generates a single example: decorated
+    inside the test, so with the settings in force when it runs."""
+    alias, name = f"_hypothesis_{_suffix(rng)}", \
+        f"{prefix}{'_'.join(rng.sample(words, min(2, len(words))))}_{_suffix(rng)}"
+    lines = ["", "", f"import hypothesis as {alias}", f"import hypothesis.strategies as {alias}_st",
+             "", "", f"def {name}():", f"    @{alias}.given({alias}_st.integers())",
+             "    def draws(number):", "        assert number == 0", "", "    draws()", ""]
+    return "\n".join(lines), Canary(f"{rel}::{name}", "failed")
 
 
 def _block(rel: str, words: list[str], rng: random.Random, prefix: str, *,

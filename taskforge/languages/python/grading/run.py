@@ -58,7 +58,9 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         changed = sorted(rel for rel in files if rel.endswith(".py") and not is_protected(rel)
                          and _differs(copy / rel, snapshot_root / rel))
         findings = scan_solution(copy, snapshot_root, changed)
-        canaries = plant_canaries(copy, expected) if checks else []
+        canaries = plant_canaries(copy, expected,
+                                  hypothesis="hypothesis" in installed_modules(env.venv)) \
+            if checks else []
         audit = scratch / "audit"
         audit.mkdir()
         (audit / "solution.txt").write_text("".join(f"{rel}\n" for rel in changed))

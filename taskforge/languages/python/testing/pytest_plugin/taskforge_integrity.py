@@ -134,6 +134,7 @@ class _Observer:
         self._process = self._process_state()
         self._import_hooks = (*sys.meta_path, *sys.path_hooks)
         self._hookimpls_checked = set()
+        self._plugin_files = frozenset()
         self._emit({"kind": "start", "entries": sum(len(g[2]) for g in self._groups)})
 
     # ---- the channel ------------------------------------------------------------------
@@ -301,6 +302,29 @@ class _Observer:
         functions = _underlying(value)
         return bool(functions) and all(self._runner_functions.get(id(f)) is f for f in functions)
 
+    def trust_plugins(self, modules):
+        """The environment's own pytest plugins, imported (by TASKFORGE_PLUGINS) after the
+        snapshot: a runner class's attribute that one of their files sets is theirs
+        (hypothesis' plugin wraps FixtureFunctionMarker.__call__ at import, to refuse
+        @pytest.fixture on a @given test). Files in the workspace are left out: a plugin the
+        project provides itself is the solution's to change."""
+        root = os.path.realpath(self._workspace) + os.sep
+        files = set(self._plugin_files)
+        for module in modules:
+            filename = getattr(module, "__file__", None)
+            if isinstance(filename, str):
+                path = os.path.realpath(filename)
+                if not path.startswith(root) and path not in self._solution:
+                    files.add(path)
+        self._plugin_files = frozenset(files)
+
+    def _plugin_own(self, value):
+        """Whether `value` is made of functions written in those plugins' files."""
+        functions = _underlying(value)
+        return all(isinstance(f, types.FunctionType)
+                   and os.path.realpath(f.__code__.co_filename) in self._plugin_files
+                   for f in functions)
+
     def _index(self, entries):
         """Add `entries` to the groups compared by loops in C: the items of one dictionary,
         or one attribute (code, bases) of many objects. Each group: [kind, reader, keys or
@@ -391,16 +415,18 @@ class _Observer:
     def _reported(self, what, value):
         """Whether a changed or added entry is reported. Module attributes (builtins, this
         module's names) and code are compared strictly; a class attribute of the runner,
-        replaced or added, may be pytest's own rebinding (_runner_own); the test code's
+        replaced or added, may be pytest's own rebinding (_runner_own) or an installed
+        plugin's (_plugin_own); the test code's
         modules and classes ("test") may be changed by the tests with their own code; an
         attribute of a module-level object of the test code ("object") is reported only when
         it is code of the solution's, of no file, or built in (what the object's own class or
         library code stores there is theirs); threading's ("foreign") only when it is the
         solution's code or of no file."""
         if what == "attr":
-            return not self._runner_own(value)
+            return not (self._runner_own(value) or self._plugin_own(value))
         if what == "class":
-            return isinstance(value, _KINDS) and not self._runner_own(value)
+            return isinstance(value, _KINDS) and not (self._runner_own(value)
+                                                      or self._plugin_own(value))
         if what == "object":
             return isinstance(value, _KINDS) and (
                 isinstance(_underlying(value)[0], types.BuiltinFunctionType)

@@ -330,9 +330,12 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_addhooks(pluginmanager):
     if _observer is not None and not pluginmanager.is_registered(_observer):
         pluginmanager.register(_observer, "taskforge-integrity")
-    for name in filter(None, os.environ.get("TASKFORGE_PLUGINS", "").split(",")):
+    names = [name for name in os.environ.get("TASKFORGE_PLUGINS", "").split(",") if name]
+    for name in names:
         if not pluginmanager.is_blocked(name) and pluginmanager.get_plugin(name) is None:
             pluginmanager.import_plugin(name, consider_entry_points=True)
+    if _observer is not None:
+        _observer.trust_plugins([pluginmanager.get_plugin(name) for name in names])
 
 
 def _junit_path():

@@ -1114,6 +1114,26 @@ def hypothesis_profile_of_one_example(ws: Path) -> None:
     """)
 
 
+def hypothesis_settings_lowered_while_the_test_runs(ws: Path) -> None:
+    """From the test's first example, the one the wrong `mean` passes: the engine reads
+    `max_examples` as it goes, and stops there."""
+    stub_body(ws, """\
+        import sys as _sys
+        _test = _sys.modules["tests.test_tally"].test_mean_times_count_is_the_sum
+        object.__setattr__(_test._hypothesis_internal_use_settings, "_max_examples", 1)
+        return list(values)[0]
+    """, TALLY_CORE)
+
+
+def test_hypothesis_settings_lowered_while_the_test_runs_scores_zero_and_is_named(
+        property_task: taskforge.Task, bwrap: Sandbox, tmp_path: Path) -> None:
+    wins_unchecked_and_loses(property_task, bwrap, tmp_path,
+                             hypothesis_settings_lowered_while_the_test_runs,
+                             ("the hypothesis settings of tests/test_tally.py::"
+                              "test_mean_times_count_is_the_sum were changed (seen after it ran): "
+                              "max_examples 100 -> 1",))
+
+
 def test_a_hypothesis_profile_loaded_by_the_solution_scores_zero_and_is_named(
         property_task: taskforge.Task, bwrap: Sandbox, tmp_path: Path) -> None:
     # (A profile without the generate phase is no attack: hypothesis skips a test that ran

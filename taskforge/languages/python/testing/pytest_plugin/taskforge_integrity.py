@@ -74,6 +74,9 @@ COMPARE_SHARE = 0.03
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
 _ATTRIBUTES = {"code": "__code__", "bases": "__bases__"}
 _IN_DICTS = ("item", "attr", "object", "test", "foreign")  # entries read from a dictionary
+# What a hypothesis test's settings decide about its outcome (the engine reads them live).
+_PROPERTY_SETTINGS = ("max_examples", "derandomize", "phases", "stateful_step_count",
+                      "deadline", "suppress_health_check", "report_multiple_bugs", "backend")
 
 
 def _underlying(value):
@@ -135,6 +138,7 @@ class _Observer:
         self._import_hooks = (*sys.meta_path, *sys.path_hooks)
         self._hookimpls_checked = set()
         self._plugin_files = frozenset()
+        self._property_tests = {}  # node id -> (test function, its settings, their values)
         self._emit({"kind": "start", "entries": sum(len(g[2]) for g in self._groups)})
 
     # ---- the channel ------------------------------------------------------------------
@@ -519,6 +523,44 @@ class _Observer:
                 if culprit:
                     self._problem(f"{label} holds an import hook from {culprit} (seen {where})")
 
+    def watch_property_tests(self, items):
+        """Remember the settings of each hypothesis test as collected. Its engine reads them
+        while it runs: the solution's code, called from a test's first example, can lower
+        `max_examples` on that very object (or give the function another) and the test ends
+        after an example it passes. No test changes its own settings while it runs."""
+        for item in items:
+            function = _underlying(vars(item).get("_obj"))[0]
+            namespace = getattr(function, "__dict__", None) \
+                if isinstance(function, types.FunctionType) else None
+            chosen = namespace.get("_hypothesis_internal_use_settings") if namespace else None
+            if chosen is not None:
+                self._property_tests[item.nodeid] = (function, chosen,
+                                                     self._property_values(chosen))
+
+    @staticmethod
+    def _property_values(chosen):
+        values = []
+        for name in _PROPERTY_SETTINGS:
+            try:
+                values.append(repr(getattr(chosen, name)))
+            except Exception:  # an older hypothesis without this one
+                values.append(None)
+        return tuple(values)
+
+    def _check_property_test(self, nodeid):
+        function, chosen, values = self._property_tests[nodeid]
+        now = vars(function).get("_hypothesis_internal_use_settings")
+        if now is not chosen:
+            self._problem(f"the hypothesis settings of {nodeid} were replaced (seen after it ran)")
+            return
+        current = self._property_values(now)
+        if current != values:
+            changed = [f"{name} {before} -> {after}" for name, before, after
+                       in zip(_PROPERTY_SETTINGS, values, current, strict=True)
+                       if before != after]
+            self._problem(f"the hypothesis settings of {nodeid} were changed (seen after it ran): "
+                          f"{', '.join(changed)}")
+
     # ---- hooks (registered as a plugin object when taskforge_pytest_plugin registers) ----
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
@@ -529,6 +571,8 @@ class _Observer:
             kind = call.excinfo.typename if call.excinfo is not None else "unittest failure"
             self._raised.setdefault(item.nodeid, f"{call.when}: {kind}")
         if call.when == "teardown":
+            if item.nodeid in self._property_tests:
+                self._check_property_test(item.nodeid)
             self._emit({"kind": "test", "nodeid": item.nodeid,
                         "raised": self._raised.pop(item.nodeid, None)})
             # A comparison costs a millisecond or more: after a test only while comparing
@@ -541,6 +585,7 @@ class _Observer:
     def pytest_collection_finish(self, session):
         self.compare("after collection")
         self.watch_test_code()
+        self.watch_property_tests(session.items)
         self.check_runner(session.config, "after collection")
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)

@@ -12,9 +12,9 @@ planted means the report cannot be trusted.
 Where the graded tests use hypothesis (a file imports it, and the environment has it), the new
 module also gets a property test that must fail: it draws an integer and asserts it is zero,
 which the first, simplest example is and no later one. Its `@given` is applied when it runs,
-so it takes the settings in force then: a solution that loaded a profile of one example, or
-of no generation phase, during collection (every property test decorated after it runs
-that little, and a wrong solution passes on its simplest input) has it reported passed.
+so it takes the settings in force then: a solution that loaded a profile of one example
+during collection (every property test decorated after it draws only its simplest input,
+which a wrong solution may pass) has it reported passed.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from taskforge.cache import cache_root, sha256_file
 from taskforge.curriculum import Curriculum, harder_than, known_records, parse_difficulty
 from taskforge.errors import Rejected, UserError
 from taskforge.executors import get_executor
-from taskforge.ingest import IngestedSource, ingest_recipe_sources
+from taskforge.ingest import IngestedSource, SetAside, ingest_recipe_sources
 from taskforge.model import Candidate
 from taskforge.recipe import Recipe, load_recipe
 from taskforge.report import report_after_run
@@ -26,6 +26,14 @@ from taskforge.store.shards import Journal, remove_partial_writes, shard_name, w
 from taskforge.store.snapshots import export_snapshot
 from taskforge.store.strategies import count_strategies, strategy_table
 from taskforge.verify.confirm import Screened, Verifier, run_timeout
+from taskforge.verify.self_grade import (
+    GradedSource,
+    SelfGrade,
+    keep_self_grade,
+    self_grade,
+    ungradable_line,
+    without_ungradable,
+)
 from taskforge.workspace import prune_dead_scratch
 
 # Rejections that happen before anything is deleted.
@@ -180,6 +188,7 @@ def _generate_claimed(run: _Run, out_dir: Path, shard: tuple[int, int], *, limit
     # A source that cannot be ingested is set aside with its reason; the others go on.
     sources, set_aside = ingest_recipe_sources(recipe, cache=run.cache, sandbox=run.box,
                                                log=progress.log, pool=run.pool)
+    sources = _self_graded(run, sources, set_aside)
     summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
     funnel: Counter[str] = Counter()
@@ -244,6 +253,8 @@ def _generate_claimed(run: _Run, out_dir: Path, shard: tuple[int, int], *, limit
             "failing": len(source.baseline.failing),
             # Names of the tests the baseline left out of PASS_TO_PASS (a long list is cut).
             "flaky_tests": list(source.baseline.flaky[:MAX_LISTED_TESTS]),
+            # Stable in the baseline, but not passed when the grader graded the unchanged code.
+            "ungradable_tests": list(source.baseline.ungradable[:MAX_LISTED_TESTS]),
             "failing_tests": list(source.baseline.failing[:MAX_LISTED_TESTS]),
             "baseline_seconds": list(source.baseline.run_seconds),
             "env_build_seconds": source.env.build_seconds,
@@ -278,6 +289,38 @@ def _generate_claimed(run: _Run, out_dir: Path, shard: tuple[int, int], *, limit
         })
         summary.warnings += report_after_run(out_dir)
     return summary
+
+
+def _self_graded(run: _Run, sources: list[IngestedSource],
+                 set_aside: list[SetAside]) -> list[IngestedSource]:
+    """Each source's original code graded with the checks (verify/self_grade.py), on the
+    run's pool: a source the grader cannot pass is set aside (added to `set_aside`), tests
+    it does not pass are left out of the stable set. Returns the sources that go on."""
+    if not sources:
+        return []
+
+    box, cache = run.box, run.cache  # what a job needs, not the run (which holds the pool)
+
+    def job(source: GradedSource) -> SelfGrade:
+        return self_grade(source, box, cache)
+
+    needs = [entry for source in sources for entry in source.cache_entries()]
+    graded = [GradedSource.of(source) for source in sources]
+    grades = {(done.snapshot.id, done.env.key): grade
+              for done, grade in run.pool.map_unordered(job, graded, needs=needs)}
+    kept = []
+    for source, item in zip(sources, graded, strict=True):
+        grade = grades[source.snapshot.id, source.env.key]
+        keep_self_grade(item, run.box, run.cache, grade)
+        if grade.unusable:
+            run.progress.log(f"{source.snapshot.name}: set aside: {grade.unusable}")
+            set_aside.append(SetAside(source.spec, grade.unusable, source.snapshot))
+            continue
+        if grade.ungradable:
+            run.progress.log(ungradable_line(source.snapshot.name, grade))
+        kept.append(dataclasses.replace(without_ungradable(source, grade),
+                                        seconds={**source.seconds, "self_grade": grade.seconds}))
+    return kept
 
 
 def _output_inside_sources(recipe: Recipe, out: Path, cache: Path) -> list[str]:

@@ -40,7 +40,8 @@ class IngestedSource:
     language: Language
     notes: tuple[str, ...] = ()  # what fetching the source found (git: shallow/full, submodules)
     # Wall-clock seconds this run spent on each ingest stage: "ingest" (the snapshot),
-    # "environment", "baseline" (near zero when the cache already held it).
+    # "environment", "baseline" (near zero when the cache already held it); `generate` adds
+    # "self_grade" (verify/self_grade.py).
     seconds: dict[str, float] = field(default_factory=dict)
 
     def cache_entries(self) -> tuple[Path, Path]:

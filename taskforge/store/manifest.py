@@ -24,7 +24,8 @@ from taskforge.store.strategies import merge_strategy_counts, strategy_table
 MERGED = "manifest.json"
 FUNNEL_STAGES = ("candidates", "tried", "deleted", "verified", "emitted")
 # The stages whose seconds a manifest records per source (its `timing`), in the order they run.
-TIMED_STAGES = ("ingest", "environment", "baseline", "screen", "confirmation", "scan")
+TIMED_STAGES = ("ingest", "environment", "baseline", "self_grade", "screen", "confirmation",
+                "scan")
 _SHARD_MANIFEST = re.compile(r"manifest-(\d{5})-of-(\d{5})\.json")
 # Per-source figures that add up across shards; every other per-source figure (tests, stable,
 # license ...) describes the snapshot and is the same in every shard.

@@ -1,0 +1,146 @@
+"""Before any task is made from a source, the grader grades the source's original code.
+
+Every task of a source is graded in the same environment, with the same checks (canaries,
+the runner's integrity, the audit hook), over PASS_TO_PASS tests drawn from the same stable
+set. So the original tree, graded with every stable test as PASS_TO_PASS, must score 1.0
+with nothing named; where it does not, the grader would fail correct solutions of every task
+this source gives. Session 36 found such a case after the fact: hypothesis' own pytest
+plugin changed a runner class as grading imported it, the integrity observer named it, and
+every grade in any environment with hypothesis was 0, the reference's too; verification
+never grades with the checks, so nothing in `generate` saw it.
+
+What the self-grade decides (`SelfGrade`):
+- a finding, a timeout, or a file the grader says was tampered with on the unchanged tree:
+  nothing of this source can be graded, so the source is set aside with that line;
+- stable tests that do not pass under the grader (with its plugins only, its canaries
+  beside them): left out of PASS_TO_PASS like flaky ones (`Baseline.ungradable`), since
+  every task would require them.
+
+A clean self-grade is cached by what it depends on: the snapshot, the environment, the
+sandbox, the stable tests, and taskforge's own files (a changed grader grades again).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import taskforge
+from taskforge.cache import digest, write_json
+from taskforge.ingest import IngestedSource
+from taskforge.languages import Language
+from taskforge.languages.base import Runner
+from taskforge.model import Environment, Snapshot
+from taskforge.sandbox import Sandbox
+
+# Tests named in a log line or a set-aside reason; the rest are counted.
+NAMED = 3
+# How long the one graded run may take: a task's grade has the same default (Task.grade).
+GRADE_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class SelfGrade:
+    """What the grader made of a source's original code."""
+
+    ungradable: tuple[str, ...]  # stable tests it did not pass
+    unusable: str | None  # why nothing of the source can be graded, or None
+    seconds: float
+    cached: bool = False
+
+
+@functools.lru_cache(maxsize=1)
+def grader_digest() -> str:
+    """A hash of taskforge's own files: the grader, its plugins, canaries and support code."""
+    h = hashlib.sha256()
+    package = Path(taskforge.__file__).parent
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class GradedSource:
+    """What the self-grade of one source reads: not the whole `IngestedSource` (its test
+    map and parsed project stay where they are when the job runs on a Ray node)."""
+
+    snapshot: Snapshot
+    env: Environment
+    language: Language
+    stable: tuple[str, ...]
+
+    @classmethod
+    def of(cls, source: IngestedSource) -> GradedSource:
+        return cls(source.snapshot, source.env, source.language, source.baseline.stable)
+
+
+def _cache_path(source: GradedSource, sandbox: Sandbox, cache: Path) -> Path:
+    key = digest("self-grade", source.snapshot.id, source.env.key, sandbox.name,
+                 sorted(source.stable), grader_digest())[:32]
+    return cache / "self-grades" / f"{key}.json"
+
+
+def self_grade(source: GradedSource, sandbox: Sandbox, cache: Path, *,
+               timeout: float = GRADE_TIMEOUT) -> SelfGrade:
+    """Grade `source`'s original tree with every stable test as PASS_TO_PASS, checks on
+    (nothing is written: `keep_self_grade` caches a clean one)."""
+    started = time.monotonic()
+    path = _cache_path(source, sandbox, cache)
+    if path.is_file():
+        return SelfGrade((), None, round(time.monotonic() - started, 3), cached=True)
+    stable = source.stable
+    record = {"FAIL_TO_PASS": [], "PASS_TO_PASS": list(stable), "test_patch": ""}
+    runner = Runner(source.language, source.env, sandbox, timeout, cache=cache)
+    run = source.language.grade_run(record, source.snapshot.root,  # type: ignore[arg-type]
+                                    source.snapshot.root, runner, checks=True)
+    seconds = round(time.monotonic() - started, 3)
+    if run.timed_out:
+        return SelfGrade((), f"the grader's run of the unchanged code timed out ({timeout:.0f}s)",
+                         seconds)
+    wrong = [*run.tampered, *(f.message for f in run.findings if f.disqualifies)]
+    if wrong:
+        return SelfGrade((), f"the grader does not pass the unchanged code: {_named(wrong)}",
+                         seconds)
+    ungradable = tuple(t for t in stable if run.outcomes.get(t) != "passed")
+    if len(ungradable) == len(stable):
+        return SelfGrade(ungradable, "the grader passes none of the stable tests of the "
+                         f"unchanged code ({_named(ungradable)})", seconds)
+    return SelfGrade(ungradable, None, seconds)
+
+
+def keep_self_grade(source: GradedSource, sandbox: Sandbox, cache: Path,
+                    grade: SelfGrade) -> None:
+    """Cache a clean self-grade, in the run's own cache (the job may have run on a Ray node
+    with a cache of its own): the next run on the same source, environment and taskforge
+    skips it."""
+    path = _cache_path(source, sandbox, cache)
+    if not grade.cached and not grade.unusable and not grade.ungradable and not path.is_file():
+        write_json(path, {"snapshot": source.snapshot.id, "stable": len(source.stable),
+                          "seconds": grade.seconds})
+
+
+def without_ungradable(source: IngestedSource, grade: SelfGrade) -> IngestedSource:
+    """`source` with the tests the grader did not pass left out of its stable set."""
+    if not grade.ungradable:
+        return source
+    left_out = set(grade.ungradable)
+    baseline = dataclasses.replace(
+        source.baseline, stable=tuple(t for t in source.baseline.stable if t not in left_out),
+        ungradable=grade.ungradable)
+    return dataclasses.replace(source, baseline=baseline)
+
+
+def ungradable_line(name: str, grade: SelfGrade) -> str:
+    """The log line for stable tests the grader did not pass."""
+    return (f"{name}: {len(grade.ungradable)} stable tests do not pass when the unchanged code "
+            f"is graded, left out like flaky ones: {_named(grade.ungradable)}")
+
+
+def _named(items: tuple[str, ...] | list[str]) -> str:
+    more = f" (and {len(items) - NAMED} more)" if len(items) > NAMED else ""
+    return "; ".join(items[:NAMED]) + more

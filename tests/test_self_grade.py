@@ -1,0 +1,163 @@
+"""Before tasks are made from a source, the grader grades its unchanged code with every
+stable test (taskforge/verify/self_grade.py). Two projects the grader cannot pass as they
+are, each against its positive control, `generate` without the self-grade: it emits tasks
+whose reference solution grades 0, which would teach an agent that a correct answer fails.
+
+- `guarded`: the project's conftest wraps a method of a pytest runner class (what
+  hypothesis' plugin does, session 36), which the integrity observer reports on every grade;
+  with the self-grade the source is set aside with that line and writes no task.
+- `configured`: one test passes under pytest as the baseline runs it but not under the
+  grader's configuration (here it asserts plugin autoloading is on); with the self-grade it
+  is left out of every task like a flaky test, and the references grade 1.0.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from conftest import apply_patch, make_project, setuptools_pyproject, write_recipe
+
+import taskforge
+from taskforge.generate import Summary
+
+# The module, not the function `taskforge.generate` that the package exports under its name.
+generate_module = importlib.import_module("taskforge.generate")
+
+SOURCE = '''\
+def total(values):
+    """The sum of `values`."""
+    result = 0
+    for value in values:
+        result += value
+    return result
+
+
+def largest(values):
+    """The greatest of `values`."""
+    best = values[0]
+    for value in values[1:]:
+        if value > best:
+            best = value
+    return best
+'''
+TESTS = '''\
+from calc import largest, total
+
+
+def test_total():
+    assert total([1, 2, 3]) == 6
+
+
+def test_total_empty():
+    assert total([]) == 0
+
+
+def test_largest():
+    assert largest([3, 9, 2]) == 9
+
+
+def test_largest_first():
+    assert largest([9, 3]) == 9
+'''
+# A project guard in the style of hypothesis' plugin: refuse @pytest.fixture on a test.
+GUARD = '''\
+import _pytest.fixtures
+
+_call = _pytest.fixtures.FixtureFunctionMarker.__call__
+
+
+def _guarded(self, function):
+    if function.__name__.startswith("test_"):
+        raise TypeError("a test cannot be a fixture")
+    return _call(self, function)
+
+
+_pytest.fixtures.FixtureFunctionMarker.__call__ = _guarded
+'''
+AUTOLOAD = '''\
+import os
+
+
+def test_plugins_autoload():
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in os.environ
+'''
+RECIPE = """\
+name: self-grade
+seed: 0
+sources: [{{path: {root}}}]
+strategies: [stub-function]
+select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 2}}
+task: {{tests_visible: true}}
+verify: {{repeats: 2, timeout_s: 120}}
+sandbox: none
+"""
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> Path:
+    return make_project(tmp_path / "calc", {
+        "pyproject.toml": setuptools_pyproject("calc"), "calc/__init__.py": SOURCE,
+        "tests/test_calc.py": TESTS, **files})
+
+
+def run(tmp_path: Path, root: Path, cache: Path) -> tuple[Summary, taskforge.TaskSet]:
+    recipe = write_recipe(tmp_path / "recipe.yaml", RECIPE.format(root=root))
+    summary = taskforge.generate(recipe, out=tmp_path / "out", cache=cache)
+    return summary, taskforge.load_tasks(tmp_path / "out")
+
+
+def grade_reference(task: taskforge.Task, dest: Path) -> taskforge.GradeResult:
+    ws = task.materialize(dest)
+    apply_patch(ws, task.record["patch"])
+    return task.grade(ws, sandbox="none")
+
+
+def without_self_grade(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The positive control: generate as it was, every ingested source goes on."""
+    monkeypatch.setattr(generate_module, "_self_graded", lambda _run, sources, _aside: sources)
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["without-self-grade", "self-graded"])
+def test_a_source_the_grader_cannot_pass_is_set_aside(tmp_path: Path, tf_cache: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      checked: bool) -> None:
+    root = project(tmp_path, {"tests/conftest.py": GUARD})
+    if not checked:
+        without_self_grade(monkeypatch)
+    summary, tasks = run(tmp_path, root, tf_cache)
+    if not checked:
+        # What the self-grade prevents: tasks whose reference cannot score.
+        assert len(tasks) == 2
+        result = grade_reference(tasks[0], tmp_path / "ws")
+        assert result.reward == 0.0
+        assert any("FixtureFunctionMarker.__call__" in m for m in result.tampered), result
+        return
+    assert len(tasks) == 0
+    (entry,) = summary.sources
+    assert entry["failed"].startswith("the grader does not pass the unchanged code: ")
+    assert "FixtureFunctionMarker.__call__" in entry["failed"]
+    assert summary.funnel["tried"] == 0
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["without-self-grade", "self-graded"])
+def test_tests_the_grader_does_not_pass_are_left_out(tmp_path: Path, tf_cache: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     checked: bool) -> None:
+    root = project(tmp_path, {"tests/test_plugins.py": AUTOLOAD})
+    if not checked:
+        without_self_grade(monkeypatch)
+    summary, tasks = run(tmp_path, root, tf_cache)
+    assert len(tasks) == 2
+    odd = "tests/test_plugins.py::test_plugins_autoload"
+    result = grade_reference(tasks[0], tmp_path / "ws")
+    if not checked:
+        assert odd in tasks[0].record["PASS_TO_PASS"]
+        assert result.reward == 0.0 and odd in result.failed
+        return
+    (entry,) = summary.sources
+    assert entry["ungradable_tests"] == [odd]
+    assert entry["stable"] == 4
+    for task in tasks:
+        assert odd not in task.record["PASS_TO_PASS"] + task.record["FAIL_TO_PASS"]
+    assert result.reward == 1.0 and not result.tampered, result

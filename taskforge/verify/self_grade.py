@@ -39,7 +39,8 @@ from taskforge.sandbox import Sandbox
 
 # Tests named in a log line or a set-aside reason; the rest are counted.
 NAMED = 3
-# How long the one graded run may take: a task's grade has the same default (Task.grade).
+# How long the one graded run may take at least: a task's grade has the same default
+# (Task.grade); a suite whose whole run took longer in the baseline gets twice that.
 GRADE_TIMEOUT = 300.0
 
 
@@ -73,10 +74,12 @@ class GradedSource:
     env: Environment
     language: Language
     stable: tuple[str, ...]
+    slowest_run: float  # the baseline's slowest whole-suite run, seconds
 
     @classmethod
     def of(cls, source: IngestedSource) -> GradedSource:
-        return cls(source.snapshot, source.env, source.language, source.baseline.stable)
+        return cls(source.snapshot, source.env, source.language, source.baseline.stable,
+                   max(source.baseline.run_seconds, default=0.0))
 
 
 def _cache_path(source: GradedSource, sandbox: Sandbox, cache: Path) -> Path:
@@ -85,8 +88,7 @@ def _cache_path(source: GradedSource, sandbox: Sandbox, cache: Path) -> Path:
     return cache / "self-grades" / f"{key}.json"
 
 
-def self_grade(source: GradedSource, sandbox: Sandbox, cache: Path, *,
-               timeout: float = GRADE_TIMEOUT) -> SelfGrade:
+def self_grade(source: GradedSource, sandbox: Sandbox, cache: Path) -> SelfGrade:
     """Grade `source`'s original tree with every stable test as PASS_TO_PASS, checks on
     (nothing is written: `keep_self_grade` caches a clean one)."""
     started = time.monotonic()
@@ -95,13 +97,14 @@ def self_grade(source: GradedSource, sandbox: Sandbox, cache: Path, *,
         return SelfGrade((), None, round(time.monotonic() - started, 3), cached=True)
     stable = source.stable
     record = {"FAIL_TO_PASS": [], "PASS_TO_PASS": list(stable), "test_patch": ""}
+    timeout = max(GRADE_TIMEOUT, 2 * source.slowest_run)
     runner = Runner(source.language, source.env, sandbox, timeout, cache=cache)
     run = source.language.grade_run(record, source.snapshot.root,  # type: ignore[arg-type]
                                     source.snapshot.root, runner, checks=True)
     seconds = round(time.monotonic() - started, 3)
     if run.timed_out:
-        return SelfGrade((), f"the grader's run of the unchanged code timed out ({timeout:.0f}s)",
-                         seconds)
+        return SelfGrade((), f"the grader's run of the unchanged code timed out ({timeout:.0f}s; "
+                         f"the baseline's slowest run took {source.slowest_run:.0f}s)", seconds)
     wrong = [*run.tampered, *(f.message for f in run.findings if f.disqualifies)]
     if wrong:
         return SelfGrade((), f"the grader does not pass the unchanged code: {_named(wrong)}",

@@ -254,6 +254,7 @@ def _generate_claimed(run: _Run, out_dir: Path, shard: tuple[int, int], *, limit
             # Names of the tests the baseline left out of PASS_TO_PASS (a long list is cut).
             "flaky_tests": list(source.baseline.flaky[:MAX_LISTED_TESTS]),
             # Stable in the baseline, but not passed when the grader graded the unchanged code.
+            "ungradable": len(source.baseline.ungradable),
             "ungradable_tests": list(source.baseline.ungradable[:MAX_LISTED_TESTS]),
             "failing_tests": list(source.baseline.failing[:MAX_LISTED_TESTS]),
             "baseline_seconds": list(source.baseline.run_seconds),

@@ -157,6 +157,9 @@ def test_tests_the_grader_does_not_pass_are_left_out(tmp_path: Path, tf_cache: P
         return
     (entry,) = summary.sources
     assert entry["ungradable_tests"] == [odd]
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "proj: 1 ungradable (not passed when the grader graded the unchanged code)" in page
+    assert f"<code>{odd}</code>" in page
     assert entry["stable"] == 4
     for task in tasks:
         assert odd not in task.record["PASS_TO_PASS"] + task.record["FAIL_TO_PASS"]

@@ -153,12 +153,13 @@ def time_section(timing: dict[str, dict[str, float]], names: dict[str, str]) -> 
 
 def excluded_tests(sources: list[dict[str, Any]]) -> str:
     """Per source, the tests the baseline left out of PASS_TO_PASS, with their names."""
-    rows = [[s["name"], s.get("tests"), s.get("stable"), s.get("flaky"), s.get("failing")]
-            for s in sources]
+    rows = [[s["name"], s.get("tests"), s.get("stable"), s.get("flaky"), s.get("failing"),
+             s.get("ungradable", 0)] for s in sources]
     lists = []
     for s in sources:
         for kind, why in (("flaky", "outcome changed between baseline runs"),
-                          ("failing", "failed in every baseline run")):
+                          ("failing", "failed in every baseline run"),
+                          ("ungradable", "not passed when the grader graded the unchanged code")):
             names = s.get(f"{kind}_tests", [])
             if names:
                 shown = "".join(f"<li><code>{escape(n)}</code></li>" for n in names)
@@ -166,7 +167,8 @@ def excluded_tests(sources: list[dict[str, Any]]) -> str:
                 more = f"<li>and {cut} more</li>" if cut > 0 else ""
                 lists.append(f"<details><summary>{escape(s['name'])}: {s.get(kind, 0)} {kind} "
                              f"({why})</summary><ul>{shown}{more}</ul></details>")
-    return table("table-tests", ["source", "tests", "stable", "flaky", "failing"], rows) + \
+    return table("table-tests", ["source", "tests", "stable", "flaky", "failing", "ungradable"],
+                 rows) + \
         "".join(lists)
 
 

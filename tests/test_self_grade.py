@@ -21,6 +21,7 @@ from conftest import apply_patch, make_project, setuptools_pyproject, write_reci
 
 import taskforge
 from taskforge.generate import Summary
+from taskforge.languages.python import PythonLanguage
 
 # The module, not the function `taskforge.generate` that the package exports under its name.
 generate_module = importlib.import_module("taskforge.generate")
@@ -164,3 +165,12 @@ def test_tests_the_grader_does_not_pass_are_left_out(tmp_path: Path, tf_cache: P
     for task in tasks:
         assert odd not in task.record["PASS_TO_PASS"] + task.record["FAIL_TO_PASS"]
     assert result.reward == 1.0 and not result.tampered, result
+
+    # The verdict is cached with the test it left out: a second run grades nothing and
+    # leaves out the same test (shards and resumed runs sharing the cache agree).
+    def no_grading(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("graded again")
+
+    monkeypatch.setattr(PythonLanguage, "grade_run", no_grading)
+    again = taskforge.generate(tmp_path / "recipe.yaml", out=tmp_path / "again", cache=tf_cache)
+    assert again.sources[0]["ungradable_tests"] == [odd]

@@ -16,8 +16,9 @@ What the self-grade decides (`SelfGrade`):
   beside them): left out of PASS_TO_PASS like flaky ones (`Baseline.ungradable`), since
   every task would require them.
 
-A clean self-grade is cached by what it depends on: the snapshot, the environment, the
-sandbox, the stable tests, and taskforge's own files (a changed grader grades again).
+A self-grade that lets the source go on is cached, with the tests it left out, by what it
+depends on: the snapshot, the environment, the sandbox, the stable tests, and taskforge's
+own files (a changed grader grades again).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import taskforge
-from taskforge.cache import digest, write_json
+from taskforge.cache import digest, read_json, write_json
 from taskforge.ingest import IngestedSource
 from taskforge.languages import Language
 from taskforge.languages.base import Runner
@@ -94,7 +95,9 @@ def self_grade(source: GradedSource, sandbox: Sandbox, cache: Path) -> SelfGrade
     started = time.monotonic()
     path = _cache_path(source, sandbox, cache)
     if path.is_file():
-        return SelfGrade((), None, round(time.monotonic() - started, 3), cached=True)
+        kept = read_json(path)
+        return SelfGrade(tuple(kept.get("ungradable", ())), None,
+                         round(time.monotonic() - started, 3), cached=True)
     stable = source.stable
     record = {"FAIL_TO_PASS": [], "PASS_TO_PASS": list(stable), "test_patch": ""}
     timeout = max(GRADE_TIMEOUT, 2 * source.slowest_run)
@@ -118,13 +121,15 @@ def self_grade(source: GradedSource, sandbox: Sandbox, cache: Path) -> SelfGrade
 
 def keep_self_grade(source: GradedSource, sandbox: Sandbox, cache: Path,
                     grade: SelfGrade) -> None:
-    """Cache a clean self-grade, in the run's own cache (the job may have run on a Ray node
-    with a cache of its own): the next run on the same source, environment and taskforge
-    skips it."""
+    """Cache a self-grade that lets the source go on, in the run's own cache (the job may
+    have run on a Ray node with a cache of its own): the next run on the same source,
+    environment and taskforge skips it and leaves out the same tests (as a cached baseline
+    keeps its flaky ones), so shards and resumed runs sharing the cache agree. A source
+    set aside is graded again next time (a timeout may be the machine's)."""
     path = _cache_path(source, sandbox, cache)
-    if not grade.cached and not grade.unusable and not grade.ungradable and not path.is_file():
+    if not grade.cached and not grade.unusable and not path.is_file():
         write_json(path, {"snapshot": source.snapshot.id, "stable": len(source.stable),
-                          "seconds": grade.seconds})
+                          "ungradable": list(grade.ungradable), "seconds": grade.seconds})
 
 
 def without_ungradable(source: IngestedSource, grade: SelfGrade) -> IngestedSource:

@@ -27,8 +27,10 @@ from taskforge.store.snapshots import export_snapshot
 from taskforge.store.strategies import count_strategies, strategy_table
 from taskforge.verify.confirm import Screened, Verifier, run_timeout
 from taskforge.verify.self_grade import (
+    GRADE_TIMEOUT,
     GradedSource,
     SelfGrade,
+    cached_self_grade,
     keep_self_grade,
     self_grade,
     ungradable_line,
@@ -188,7 +190,7 @@ def _generate_claimed(run: _Run, out_dir: Path, shard: tuple[int, int], *, limit
     # A source that cannot be ingested is set aside with its reason; the others go on.
     sources, set_aside = ingest_recipe_sources(recipe, cache=run.cache, sandbox=run.box,
                                                log=progress.log, pool=run.pool)
-    sources = _self_graded(run, sources, set_aside)
+    sources = _self_graded(run, sources, set_aside, warnings)
     summary = Summary(out=out_dir, shard=f"{shard[0]}/{shard[1]}", warnings=warnings)
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
     funnel: Counter[str] = Counter()
@@ -292,35 +294,53 @@ def _generate_claimed(run: _Run, out_dir: Path, shard: tuple[int, int], *, limit
     return summary
 
 
-def _self_graded(run: _Run, sources: list[IngestedSource],
-                 set_aside: list[SetAside]) -> list[IngestedSource]:
-    """Each source's original code graded with the checks (verify/self_grade.py), on the
-    run's pool: a source the grader cannot pass is set aside (added to `set_aside`), tests
-    it does not pass are left out of the stable set. Returns the sources that go on."""
+def _self_graded(run: _Run, sources: list[IngestedSource], set_aside: list[SetAside],
+                 warnings: list[str]) -> list[IngestedSource]:
+    """Each source's original code graded with the checks (verify/self_grade.py), the ones
+    not cached yet as jobs of the run's pool: a source the grader cannot pass, or left with
+    fewer stable tests than `select.min_stable_tests`, is set aside (added to `set_aside`);
+    tests it does not pass are left out of the stable set. Returns the sources that go on;
+    when every source was set aside, the first reason is the run's error, as at ingest."""
     if not sources:
         return []
-
     box, cache = run.box, run.cache  # what a job needs, not the run (which holds the pool)
 
     def job(source: GradedSource) -> SelfGrade:
         return self_grade(source, box, cache)
 
-    needs = [entry for source in sources for entry in source.cache_entries()]
     graded = [GradedSource.of(source) for source in sources]
-    grades = {(done.snapshot.id, done.env.key): grade
-              for done, grade in run.pool.map_unordered(job, graded, needs=needs)}
+    grades = {(item.snapshot.id, item.env.key): kept for item in graded
+              if (kept := cached_self_grade(item, box, cache)) is not None}
+    todo = [item for item in graded if (item.snapshot.id, item.env.key) not in grades]
+    needs = [entry for source in sources for entry in source.cache_entries()]
+    for done, grade in run.pool.map_unordered(job, todo, needs=needs):
+        grades[done.snapshot.id, done.env.key] = grade
     kept = []
     for source, item in zip(sources, graded, strict=True):
         grade = grades[source.snapshot.id, source.env.key]
-        keep_self_grade(item, run.box, run.cache, grade)
-        if grade.unusable:
-            run.progress.log(f"{source.snapshot.name}: set aside: {grade.unusable}")
-            set_aside.append(SetAside(source.spec, grade.unusable, source.snapshot))
+        keep_self_grade(item, box, cache, grade)
+        name = source.snapshot.name
+        left = len(source.baseline.stable) - len(grade.ungradable)
+        reason = grade.unusable
+        if reason is None and left < run.recipe.min_stable_tests:
+            reason = (f"{left} stable tests the grader passes, fewer than "
+                      f"select.min_stable_tests ({run.recipe.min_stable_tests})")
+        if reason is not None:
+            run.progress.log(f"{name}: set aside: {reason}")
+            set_aside.append(SetAside(source.spec, reason, source.snapshot))
             continue
         if grade.ungradable:
-            run.progress.log(ungradable_line(source.snapshot.name, grade))
+            run.progress.log(ungradable_line(name, grade))
+        if grade.seconds > GRADE_TIMEOUT:
+            warnings.append(f"{name}: the grader took {grade.seconds:.0f}s on the unchanged code, "
+                            f"more than task.grade's default timeout ({GRADE_TIMEOUT:.0f}s): "
+                            "grade its tasks with a longer one")
         kept.append(dataclasses.replace(without_ungradable(source, grade),
                                         seconds={**source.seconds, "self_grade": grade.seconds}))
+    if not kept:
+        first = set_aside[-len(sources)]
+        raise UserError(f"{first.snapshot.source if first.snapshot else first.spec.describe()}: "
+                        f"{first.reason}")
     return kept
 
 

@@ -205,7 +205,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
         except SOURCE_FAILURES as e:
             # Not a message written for users, but still this source's failure alone (a
             # damaged cache entry, a tool that failed): named, and the run goes on.
-            outcomes[index] = _set_aside(spec, _source_failure(e), snapshot, log)
+            outcomes[index] = _set_aside(spec, source_failure(e), snapshot, log)
 
     def baseline_job(item: tuple[int, _Prepared]) -> tuple[Baseline | str, float]:
         prepared = item[1]
@@ -216,7 +216,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
         except UserError as e:  # the source is set aside; the other baselines go on
             baseline = _without_source(str(e), prepared.spec, prepared.snapshot)
         except SOURCE_FAILURES as e:
-            baseline = _source_failure(e)
+            baseline = source_failure(e)
         return baseline, time.monotonic() - started
 
     needs = [entry for _i, prepared in ready
@@ -261,7 +261,8 @@ def _set_aside(spec: SourceSpec, reason: str, snapshot: Snapshot | None,
 SOURCE_FAILURES = (GitError, gitpython.exc.GitError, subprocess.SubprocessError, OSError)
 
 
-def _source_failure(error: BaseException) -> str:
+def source_failure(error: BaseException) -> str:
+    """One line for a failure of the source's own (SOURCE_FAILURES), not a user's mistake."""
     if isinstance(error, (GitError, gitpython.exc.GitError)):
         kind = f"git operation failed ({type(error).__name__})"
     elif isinstance(error, subprocess.SubprocessError):

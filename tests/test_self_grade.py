@@ -14,12 +14,14 @@ whose reference solution grades 0, which would teach an agent that a correct ans
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 
 import pytest
 from conftest import apply_patch, make_project, setuptools_pyproject, write_recipe
 
 import taskforge
+from taskforge.errors import UserError
 from taskforge.generate import Summary
 from taskforge.languages.python import PythonLanguage
 
@@ -87,9 +89,10 @@ def test_plugins_autoload():
 RECIPE = """\
 name: self-grade
 seed: 0
-sources: [{{path: {root}}}]
+sources: {sources}
 strategies: [stub-function]
-select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 2}}
+select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 2,
+         min_stable_tests: {min_stable}}}
 task: {{tests_visible: true}}
 verify: {{repeats: 2, timeout_s: 120}}
 sandbox: none
@@ -102,10 +105,13 @@ def project(tmp_path: Path, files: dict[str, str]) -> Path:
         "tests/test_calc.py": TESTS, **files})
 
 
-def run(tmp_path: Path, root: Path, cache: Path) -> tuple[Summary, taskforge.TaskSet]:
-    recipe = write_recipe(tmp_path / "recipe.yaml", RECIPE.format(root=root))
-    summary = taskforge.generate(recipe, out=tmp_path / "out", cache=cache)
-    return summary, taskforge.load_tasks(tmp_path / "out")
+def run(tmp_path: Path, roots: list[Path], cache: Path, out: str = "out",
+        min_stable: int = 1) -> tuple[Summary, taskforge.TaskSet]:
+    sources = "[" + ", ".join(f"{{path: {root}}}" for root in roots) + "]"
+    recipe = write_recipe(tmp_path / f"{out}.yaml",
+                          RECIPE.format(sources=sources, min_stable=min_stable))
+    summary = taskforge.generate(recipe, out=tmp_path / out, cache=cache)
+    return summary, taskforge.load_tasks(tmp_path / out)
 
 
 def grade_reference(task: taskforge.Task, dest: Path) -> taskforge.GradeResult:
@@ -116,29 +122,38 @@ def grade_reference(task: taskforge.Task, dest: Path) -> taskforge.GradeResult:
 
 def without_self_grade(monkeypatch: pytest.MonkeyPatch) -> None:
     """The positive control: generate as it was, every ingested source goes on."""
-    monkeypatch.setattr(generate_module, "_self_graded", lambda _run, sources, _aside: sources)
+    monkeypatch.setattr(generate_module, "_self_graded", lambda _run, sources, _aside, _warnings: sources)
 
 
 @pytest.mark.parametrize("checked", [False, True], ids=["without-self-grade", "self-graded"])
 def test_a_source_the_grader_cannot_pass_is_set_aside(tmp_path: Path, tf_cache: Path,
                                                       monkeypatch: pytest.MonkeyPatch,
                                                       checked: bool) -> None:
-    root = project(tmp_path, {"tests/conftest.py": GUARD})
+    guarded = project(tmp_path, {"tests/conftest.py": GUARD})
+    plain = project(tmp_path / "plain", {})
     if not checked:
         without_self_grade(monkeypatch)
-    summary, tasks = run(tmp_path, root, tf_cache)
+    summary, tasks = run(tmp_path, [guarded, plain], tf_cache)
     if not checked:
         # What the self-grade prevents: tasks whose reference cannot score.
-        assert len(tasks) == 2
-        result = grade_reference(tasks[0], tmp_path / "ws")
+        assert len(tasks) == 4
+        guarded_id = summary.sources[0]["snapshot"]  # sources are listed in the recipe's order
+        first = next(t for t in tasks if t.record["snapshot"] == guarded_id)
+        result = grade_reference(first, tmp_path / "ws")
         assert result.reward == 0.0
         assert any("FixtureFunctionMarker.__call__" in m for m in result.tampered), result
         return
-    assert len(tasks) == 0
-    (entry,) = summary.sources
-    assert entry["failed"].startswith("the grader does not pass the unchanged code: ")
-    assert "FixtureFunctionMarker.__call__" in entry["failed"]
-    assert summary.funnel["tried"] == 0
+    failed, other = sorted(summary.sources, key=lambda s: "failed" not in s)
+    assert failed["failed"].startswith("the grader does not pass the unchanged code: ")
+    assert "FixtureFunctionMarker.__call__" in failed["failed"]
+    # The other source goes on: its tasks alone are written.
+    assert len(tasks) == 2 and other["emitted"] == 2
+    assert summary.funnel["tried"] == 2
+    # Alone, it is the run's error (exit 2 from the CLI), as a source ingest sets aside.
+    with pytest.raises(UserError, match=r"the grader does not pass the unchanged code: .*"
+                                        r"FixtureFunctionMarker"):
+        run(tmp_path, [guarded], tf_cache, out="alone")
+    assert not (tmp_path / "alone" / "manifest.json").exists()
 
 
 @pytest.mark.parametrize("checked", [False, True], ids=["without-self-grade", "self-graded"])
@@ -148,7 +163,9 @@ def test_tests_the_grader_does_not_pass_are_left_out(tmp_path: Path, tf_cache: P
     root = project(tmp_path, {"tests/test_plugins.py": AUTOLOAD})
     if not checked:
         without_self_grade(monkeypatch)
-    summary, tasks = run(tmp_path, root, tf_cache)
+    # Any grade is slower than a default timeout of 0 s: the warning a long suite gets.
+    monkeypatch.setattr(generate_module, "GRADE_TIMEOUT", 0.0)
+    summary, tasks = run(tmp_path, [root], tf_cache)
     assert len(tasks) == 2
     odd = "tests/test_plugins.py::test_plugins_autoload"
     result = grade_reference(tasks[0], tmp_path / "ws")
@@ -158,6 +175,7 @@ def test_tests_the_grader_does_not_pass_are_left_out(tmp_path: Path, tf_cache: P
         return
     (entry,) = summary.sources
     assert entry["ungradable_tests"] == [odd]
+    assert any("more than task.grade's default timeout (0s)" in w for w in summary.warnings)
     page = (tmp_path / "out" / "report.html").read_text()
     assert "proj: 1 ungradable (not passed when the grader graded the unchanged code)" in page
     assert f"<code>{odd}</code>" in page
@@ -172,5 +190,24 @@ def test_tests_the_grader_does_not_pass_are_left_out(tmp_path: Path, tf_cache: P
         raise AssertionError("graded again")
 
     monkeypatch.setattr(PythonLanguage, "grade_run", no_grading)
-    again = taskforge.generate(tmp_path / "recipe.yaml", out=tmp_path / "again", cache=tf_cache)
+    again, _ = run(tmp_path, [root], tf_cache, out="again")
     assert again.sources[0]["ungradable_tests"] == [odd]
+    # Five stable tests meet select.min_stable_tests 5 at ingest; the four the grader
+    # passes do not.
+    with pytest.raises(UserError, match="4 stable tests the grader passes, fewer than "
+                                        r"select.min_stable_tests \(5\)"):
+        run(tmp_path, [root], tf_cache, out="strict", min_stable=5)
+
+    # A damaged entry counts as none (the source is graded again), and a failure of the
+    # source's own while it is graded sets it aside with one line (alone: the run's error).
+    (kept,) = [p for p in (tf_cache / "self-grades").glob("*.json")
+               if json.loads(p.read_text())["snapshot"] == entry["snapshot"]]
+    kept.write_text("{")
+
+    def disk_full(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(PythonLanguage, "grade_run", disk_full)
+    with pytest.raises(UserError, match=r"the self-grade failed: cannot read or write a file "
+                                        r"\(OSError\): .*No space left on device"):
+        run(tmp_path, [root], tf_cache, out="full")

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import taskforge
 from taskforge.cache import digest, read_json, write_json
-from taskforge.ingest import IngestedSource
+from taskforge.errors import UserError
+from taskforge.ingest import SOURCE_FAILURES, IngestedSource, source_failure
 from taskforge.languages import Language
 from taskforge.languages.base import Runner
 from taskforge.model import Environment, Snapshot
@@ -89,15 +90,33 @@ def _cache_path(source: GradedSource, sandbox: Sandbox, cache: Path) -> Path:
     return cache / "self-grades" / f"{key}.json"
 
 
+def cached_self_grade(source: GradedSource, sandbox: Sandbox, cache: Path) -> SelfGrade | None:
+    """The kept verdict, looked up where the run's cache is (before any job: a Ray node's
+    cache is its own); a damaged entry counts as none."""
+    path = _cache_path(source, sandbox, cache)
+    try:
+        kept = read_json(path)
+        return SelfGrade(tuple(kept["ungradable"]), None, 0.0, cached=True)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def self_grade(source: GradedSource, sandbox: Sandbox, cache: Path) -> SelfGrade:
     """Grade `source`'s original tree with every stable test as PASS_TO_PASS, checks on
-    (nothing is written: `keep_self_grade` caches a clean one)."""
+    (nothing is read from the cache or written there: `cached_self_grade`,
+    `keep_self_grade`). A failure of the source's own (a command that fails, a file that
+    cannot be written) is a verdict that sets it aside, as at ingest."""
     started = time.monotonic()
-    path = _cache_path(source, sandbox, cache)
-    if path.is_file():
-        kept = read_json(path)
-        return SelfGrade(tuple(kept.get("ungradable", ())), None,
-                         round(time.monotonic() - started, 3), cached=True)
+    try:
+        return _graded(source, sandbox, cache, started)
+    except UserError as e:
+        return SelfGrade((), f"the self-grade failed: {e}", round(time.monotonic() - started, 3))
+    except SOURCE_FAILURES as e:
+        return SelfGrade((), f"the self-grade failed: {source_failure(e)}",
+                         round(time.monotonic() - started, 3))
+
+
+def _graded(source: GradedSource, sandbox: Sandbox, cache: Path, started: float) -> SelfGrade:
     stable = source.stable
     record = {"FAIL_TO_PASS": [], "PASS_TO_PASS": list(stable), "test_patch": ""}
     timeout = max(GRADE_TIMEOUT, 2 * source.slowest_run)
@@ -127,7 +146,8 @@ def keep_self_grade(source: GradedSource, sandbox: Sandbox, cache: Path,
     keeps its flaky ones), so shards and resumed runs sharing the cache agree. A source
     set aside is graded again next time (a timeout may be the machine's)."""
     path = _cache_path(source, sandbox, cache)
-    if not grade.cached and not grade.unusable and not path.is_file():
+    if not grade.cached and not grade.unusable and \
+            cached_self_grade(source, sandbox, cache) is None:  # none yet, or damaged
         write_json(path, {"snapshot": source.snapshot.id, "stable": len(source.stable),
                           "ungradable": list(grade.ungradable), "seconds": grade.seconds})
 

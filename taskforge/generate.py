@@ -315,7 +315,7 @@ def _self_graded(run: _Run, sources: list[IngestedSource], set_aside: list[SetAs
     needs = [entry for source in sources for entry in source.cache_entries()]
     for done, grade in run.pool.map_unordered(job, todo, needs=needs):
         grades[done.snapshot.id, done.env.key] = grade
-    kept = []
+    kept, dropped = [], []
     for source, item in zip(sources, graded, strict=True):
         grade = grades[source.snapshot.id, source.env.key]
         keep_self_grade(item, box, cache, grade)
@@ -327,7 +327,7 @@ def _self_graded(run: _Run, sources: list[IngestedSource], set_aside: list[SetAs
                       f"select.min_stable_tests ({run.recipe.min_stable_tests})")
         if reason is not None:
             run.progress.log(f"{name}: set aside: {reason}")
-            set_aside.append(SetAside(source.spec, reason, source.snapshot))
+            dropped.append(SetAside(source.spec, reason, source.snapshot))
             continue
         if grade.ungradable:
             run.progress.log(ungradable_line(name, grade))
@@ -338,9 +338,8 @@ def _self_graded(run: _Run, sources: list[IngestedSource], set_aside: list[SetAs
         kept.append(dataclasses.replace(without_ungradable(source, grade),
                                         seconds={**source.seconds, "self_grade": grade.seconds}))
     if not kept:
-        first = set_aside[-len(sources)]
-        raise UserError(f"{first.snapshot.source if first.snapshot else first.spec.describe()}: "
-                        f"{first.reason}")
+        raise dropped[0].error()
+    set_aside += dropped
     return kept
 
 

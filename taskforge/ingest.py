@@ -68,6 +68,12 @@ class SetAside:
                 "snapshot": snap.id if snap else f"none:{self.spec.describe()}",
                 "license": snap.license if snap else None, "failed": self.reason}
 
+    def error(self) -> UserError:
+        """The run's error when no source is left: this one's reason, named as a single
+        source's failure is."""
+        where = self.snapshot.source if self.snapshot else self.spec.describe()
+        return UserError(f"{where}: {self.reason}")
+
 
 def ingest(spec: SourceSpec, *, cache: Path, base_dir: Path, sandbox: Sandbox, repeats: int,
            timeout: float, max_source_mb: float | None = None,
@@ -231,9 +237,7 @@ def ingest_sources(specs: tuple[SourceSpec, ...], *, cache: Path, base_dir: Path
     done = [o for _i, o in sorted(outcomes.items()) if isinstance(o, IngestedSource)]
     aside = [o for _i, o in sorted(outcomes.items()) if isinstance(o, SetAside)]
     if need_one and not done and aside:
-        first = aside[0]
-        where = first.snapshot.source if first.snapshot else first.spec.describe()
-        raise UserError(f"{where}: {first.reason}")
+        raise aside[0].error()
     return done, aside
 
 

@@ -122,7 +122,10 @@ def grade_reference(task: taskforge.Task, dest: Path) -> taskforge.GradeResult:
 
 def without_self_grade(monkeypatch: pytest.MonkeyPatch) -> None:
     """The positive control: generate as it was, every ingested source goes on."""
-    monkeypatch.setattr(generate_module, "_self_graded", lambda _run, sources, _aside, _warnings: sources)
+    def every_source(_run: object, sources: list, _aside: list, _warnings: list) -> list:
+        return sources
+
+    monkeypatch.setattr(generate_module, "_self_graded", every_source)
 
 
 @pytest.mark.parametrize("checked", [False, True], ids=["without-self-grade", "self-graded"])

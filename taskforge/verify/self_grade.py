@@ -3,7 +3,7 @@
 Every task of a source is graded in the same environment, with the same checks (canaries,
 the runner's integrity, the audit hook), over PASS_TO_PASS tests drawn from the same stable
 set. So the original tree, graded with every stable test as PASS_TO_PASS, must score 1.0
-with nothing named; where it does not, the grader would fail correct solutions of every task
+with no finding that zeroes a reward; where it does not, the grader would fail correct solutions of every task
 this source gives. Session 36 found such a case after the fact: hypothesis' own pytest
 plugin changed a runner class as grading imported it, the integrity observer named it, and
 every grade in any environment with hypothesis was 0, the reference's too; verification
@@ -108,7 +108,7 @@ def self_grade(source: GradedSource, sandbox: Sandbox, cache: Path) -> SelfGrade
     cannot be written) is a verdict that sets it aside, as at ingest."""
     started = time.monotonic()
     try:
-        return _graded(source, sandbox, cache, started)
+        return _graded(source, sandbox, cache)
     except UserError as e:
         return SelfGrade((), f"the self-grade failed: {e}", round(time.monotonic() - started, 3))
     except SOURCE_FAILURES as e:
@@ -116,7 +116,8 @@ def self_grade(source: GradedSource, sandbox: Sandbox, cache: Path) -> SelfGrade
                          round(time.monotonic() - started, 3))
 
 
-def _graded(source: GradedSource, sandbox: Sandbox, cache: Path, started: float) -> SelfGrade:
+def _graded(source: GradedSource, sandbox: Sandbox, cache: Path) -> SelfGrade:
+    started = time.monotonic()
     stable = source.stable
     record = {"FAIL_TO_PASS": [], "PASS_TO_PASS": list(stable), "test_patch": ""}
     timeout = max(GRADE_TIMEOUT, 2 * source.slowest_run)

@@ -271,7 +271,10 @@ def targeted_pass(source: IngestedSource, verifier: TimedVerifier, chosen: list[
             cost.fail_to_pass = None  # a hung run's outcomes are no labels
         costs[c.key] = cost
         log(f"{source.snapshot.name} targeted [{n}/{len(chosen)}] {c.symbol}"
-            f"{' (import time)' if c.import_time else ''}: {cost.status} {cost.wall:.2f} s")
+            f"{' (import time)' if c.import_time else ''}: {cost.status} {cost.wall:.2f} s "
+            f"(screen {cost.screen:.2f}, fresh runs {cost.fresh:.2f}, scan {cost.scan:.2f}, "
+            f"rest {cost.make_task - cost.fresh:.2f}; pytest {cost.pytest:.2f}; "
+            f"{len(c.covering_tests)} covering, {len(cost.fail_to_pass or ())} failing)")
     return costs
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -45,6 +46,20 @@ def digest(*parts: Any) -> str:
     """A stable sha256 over JSON-encodable parts."""
     blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@functools.cache
+def build_digest() -> str:
+    """A hash of taskforge's own files (its code, plugins, canaries and support files): what
+    tells two builds apart where the version does not (it is not bumped per change). What a
+    build decided (a self-grade, a resumed run's journaled verdicts) is not reused by another.
+    Its first 16 hex digits, as records and manifests carry it."""
+    h = hashlib.sha256()
+    package = Path(__file__).parent
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def sha256_file(path: Path) -> str:

@@ -11,6 +11,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -148,11 +149,36 @@ def test_a_resume_by_another_taskforge_version_is_refused(workdir: Path, where: 
     journal's run file says): resuming would mix two generators' records."""
     path = workdir / "out" / where
     data = json.loads(path.read_text())
-    data["generator"] = {"version": "0.0.1"} if isinstance(data["generator"], dict) else "0.0.1"
+    data["generator"] = {**data["generator"], "version": "0.0.1"} \
+        if isinstance(data["generator"], dict) else "0.0.1"
     path.write_text(json.dumps(data))
     before = contents(workdir / "out")
     proc = run_cli("generate", "recipe.yaml", "--out", "out", cwd=workdir)
     one_error(proc, "another run", "taskforge version 0.0.1 there", "--no-resume")
+    assert contents(workdir / "out") == before
+
+
+@pytest.mark.parametrize("where", ["manifest-00000-of-00001.json",
+                                   ".journal/tasks-00000-of-00001.run.json"])
+def test_a_resume_by_another_taskforge_build_is_refused(workdir: Path, where: str) -> None:
+    """Same version, other code (the version is not bumped per change): the journal's verdicts
+    were decided by another verifier, so resuming is refused like another version's. Its
+    positive control: the same directory with the build as written resumes (exit 0)."""
+    path = workdir / "out" / where
+    data = json.loads(path.read_text())
+    written = data["generator"]["build"] if isinstance(data["generator"], dict) else data["build"]
+    assert re.fullmatch(r"[0-9a-f]{16}", written)
+    rerun = run_cli("generate", "recipe.yaml", "--out", "out", cwd=workdir)
+    assert rerun.returncode == 0, rerun.stderr
+    data = json.loads(path.read_text())
+    if isinstance(data["generator"], dict):
+        data["generator"]["build"] = "0123456789abcdef"
+    else:
+        data["build"] = "0123456789abcdef"
+    path.write_text(json.dumps(data))
+    before = contents(workdir / "out")
+    proc = run_cli("generate", "recipe.yaml", "--out", "out", cwd=workdir)
+    one_error(proc, "another run", "taskforge build 0123456789abcdef there", "--no-resume")
     assert contents(workdir / "out") == before
 
 

@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO_ROOT, apply_patch, git, make_project, run_cli, write_recipe
 
 import taskforge
+from taskforge.cache import build_digest
 from taskforge.generate import Summary
 from taskforge.store.shards import strip_timing
 
@@ -276,6 +277,7 @@ def test_every_record_has_the_spec_fields(records: list[dict], recipe: Path,
         assert r["generator"]["recipe_sha256"] == recipe_sha
         assert r["generator"]["seed"] == 3
         assert r["generator"]["version"]
+        assert r["generator"]["build"] == build_digest()  # which code verified it
         assert r["instance_id"].startswith("statkit__stub-function__")
     assert len({r["instance_id"] for r in records}) == len(records)
     assert len({r["base_commit"] for r in records}) == 1

@@ -33,7 +33,9 @@ from taskforge.store.shards import manifest_name, shard_name
 
 JOURNALS = ".journal"
 # What makes two runs the same work; a directory holds the output of exactly one.
-IDENTITY_FIELDS = ("recipe_sha256", "seed", "shard_count", "generator", "difficulty")
+# "build": a hash of taskforge's files (`build_digest`), which a change of code alters where
+# the version stays: a resumed run must not keep verdicts another build decided.
+IDENTITY_FIELDS = ("recipe_sha256", "seed", "shard_count", "generator", "build", "difficulty")
 _SHARD_MANIFEST = re.compile(r"manifest-\d{5}-of-\d{5}\.json")
 _SHARD_FILE = re.compile(r"tasks-\d{5}-of-\d{5}\.jsonl")
 START_OVER = "start over with --no-resume --out NEW_DIR, or pass --force to replace its tasks"
@@ -74,7 +76,8 @@ def _differences(there: dict[str, Any], here: dict[str, Any]) -> str:
     if "recipe_sha256" not in there:
         return f"written by {there.get('recipe')}"
     names = {"recipe_sha256": "recipe sha256", "shard_count": "shard count",
-             "generator": "taskforge version", "difficulty": "--difficulty stats"}
+             "generator": "taskforge version", "build": "taskforge build",
+             "difficulty": "--difficulty stats"}
 
     def show(key: str, value: Any) -> str:
         return str(value)[:12] if key in ("recipe_sha256", "difficulty") and value else str(value)
@@ -90,8 +93,10 @@ def _identities(out: Path) -> list[tuple[str, dict[str, Any]]]:
         if _SHARD_MANIFEST.fullmatch(path.name):
             part = _read(path)
             generator = part.get("generator")
-            found.append((path.name, {**part, "generator": generator.get("version")
-                                      if isinstance(generator, dict) else generator}))
+            if isinstance(generator, dict):  # a manifest's {"version", "build"}
+                part = {**part, "generator": generator.get("version"),
+                        "build": generator.get("build")}
+            found.append((path.name, part))
     journals = out / JOURNALS
     for journal in sorted(journals.glob("tasks-*-of-*.jsonl")):
         run = journal.with_name(journal.name.removesuffix(".jsonl") + ".run.json")

@@ -14,7 +14,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from taskforge.cache import digest
+from taskforge.cache import build_digest, digest
 from taskforge.difficulty import measure
 from taskforge.errors import Rejected
 from taskforge.ingest import IngestedSource
@@ -412,6 +412,7 @@ class Verifier:
             },
             "sanitizer": sanitizer,
             "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "generator": {"version": version("taskforge"), "recipe_sha256": self.recipe_sha256,
+            "generator": {"version": version("taskforge"), "build": build_digest(),
+                          "recipe_sha256": self.recipe_sha256,
                           "seed": self.seed},
         }

@@ -24,14 +24,11 @@ own files (a changed grader grades again).
 from __future__ import annotations
 
 import dataclasses
-import functools
-import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import taskforge
-from taskforge.cache import digest, read_json, write_json
+from taskforge.cache import build_digest, digest, read_json, write_json
 from taskforge.errors import UserError
 from taskforge.ingest import SOURCE_FAILURES, IngestedSource, source_failure
 from taskforge.languages import Language
@@ -56,17 +53,6 @@ class SelfGrade:
     cached: bool = False
 
 
-@functools.lru_cache(maxsize=1)
-def grader_digest() -> str:
-    """A hash of taskforge's own files: the grader, its plugins, canaries and support code."""
-    h = hashlib.sha256()
-    package = Path(taskforge.__file__).parent
-    for path in sorted(package.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 @dataclass(frozen=True)
 class GradedSource:
     """What the self-grade of one source reads: not the whole `IngestedSource` (its test
@@ -86,7 +72,7 @@ class GradedSource:
 
 def _cache_path(source: GradedSource, sandbox: Sandbox, cache: Path) -> Path:
     key = digest("self-grade", source.snapshot.id, source.env.key, sandbox.name,
-                 sorted(source.stable), grader_digest())[:32]
+                 sorted(source.stable), build_digest())[:32]
     return cache / "self-grades" / f"{key}.json"
 
 

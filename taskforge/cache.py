@@ -57,9 +57,19 @@ def build_digest() -> str:
     h = hashlib.sha256()
     package = Path(__file__).parent
     for path in sorted(package.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+        relative = path.relative_to(package)
+        # an editor's swap and backup files, bytecode: nothing taskforge runs
+        if "__pycache__" in relative.parts or any(p.startswith(".") for p in relative.parts) \
+                or path.name.endswith(_NOT_SHIPPED) or not path.is_file():
+            continue
+        try:
+            h.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
+        except FileNotFoundError:  # gone since it was listed (an editor's probe file)
+            continue
     return h.hexdigest()[:16]
+
+
+_NOT_SHIPPED = ("~", ".swp", ".swo", ".orig", ".rej", ".tmp", ".bak")
 
 
 def sha256_file(path: Path) -> str:

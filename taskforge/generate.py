@@ -381,7 +381,7 @@ def _run_source(run: _Run, source: IngestedSource, ordered: list[Candidate], *, 
                         recipe.verify.repeats, recipe.task,
                         full_suite=recipe.verify.full_suite,
                         allow_collection_breaks=recipe.verify.allow_collection_breaks,
-                        recipe_sha256=recipe.sha256, seed=run.seed)
+                        recipe_sha256=recipe.sha256, seed=run.seed, build=build_digest())
 
     def journal_key(candidate: Candidate) -> str:
         return f"{source.snapshot.id}:{candidate.key}"

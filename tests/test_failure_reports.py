@@ -35,11 +35,21 @@ FILES = {
 
 
         ExceptionInfo.getrepr = counting
+        crashes = []
+
+
+        def pytest_runtest_logreport(report):
+            # what a project's hook may read of a failure (pytest's report type has it)
+            if report.failed and report.when == "call":
+                assert report.longrepr.reprtraceback is not None
+                crashes.append(report.longrepr.reprcrash.message.splitlines()[0])
 
 
         def pytest_sessionfinish(session):
             with open("reports.txt", "w") as f:
                 f.write("\\n".join(made))
+            with open("crashes.txt", "w") as f:
+                f.write("\\n".join(crashes))
         """,
     "tests/test_failing.py": """\
         import unittest
@@ -116,3 +126,6 @@ def test_failures_report_where_and_what(tmp_path: Path) -> None:
     # pytest made a traceback report only for the error in a fixture (the four failing
     # tests' took ~1 ms each); without the crash line it makes five
     assert (workspace / "reports.txt").read_text().split() == ["KeyError"]
+    assert (workspace / "crashes.txt").read_text().splitlines() == [
+        "assert [1, 2] == [1, 3]", "NotImplementedError: deleted",
+        "test_failing.Unprintable: <exception str() failed>", "AssertionError: 1 != 2"]

@@ -24,6 +24,11 @@ from pathlib import Path
 import pytest
 from conftest import make_project, run_cli, stderr_lines, write_recipe
 
+from taskforge.cache import build_digest
+from taskforge.errors import UserError
+from taskforge.languages.strategy import TaskOptions
+from taskforge.verify.confirm import Verifier
+
 # Real generate runs into real output directories:
 # not in the quick loop (`make test-quick`).
 pytestmark = pytest.mark.slow
@@ -555,3 +560,17 @@ def test_harbor_export_replaces_only_an_earlier_export_with_force(workdir: Path)
     (workdir / "harbor" / "my-notes.txt").write_text("mine\n")
     one_error(run_cli(*args, "--force", cwd=workdir), "more than a harbor export")
     assert (workdir / "harbor" / "my-notes.txt").read_text() == "mine\n"
+
+
+def test_a_worker_of_another_build_refuses_to_verify() -> None:
+    """On a cluster, `make_task` runs on the nodes: one whose taskforge is not the driver's
+    build would stamp its records with another build than the run's identity, so it ends
+    the run instead (one line, no record). Positive control: the driver's own build passes
+    the check and goes on to the candidate (here a missing one)."""
+    def verifier(build: str) -> Verifier:
+        return Verifier(None, None, Path("."), 1.0, 2, TaskOptions(), build=build)  # type: ignore[arg-type]
+
+    with pytest.raises(UserError, match="every node must run the same taskforge"):
+        verifier("0123456789abcdef").make_task(None, None, None)  # type: ignore[arg-type]
+    with pytest.raises(AttributeError):  # past the check: there is no candidate
+        verifier(build_digest()).make_task(None, None, None)  # type: ignore[arg-type]

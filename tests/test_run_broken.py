@@ -63,6 +63,29 @@ def test_a_run_that_died_at_start_is_rejected_not_read_as_failures(calc, tmp_pat
     assert err.value.reason == "run-broken" and "trivial solution" in err.value.detail
 
 
+def test_a_run_that_broke_midway_is_rejected_not_read_as_failures(calc, tmp_path: Path) -> None:
+    """A project hook that raises once a test has failed ends pytest's session (INTERNALERROR,
+    which the JUnit XML records as an error of a `pytest.internal` case): the tests after it
+    never ran. Not a file that failed to load, so no excuse for their missing results."""
+    tree, runner = calc
+    ws = tmp_path / "ws"
+    shutil.copytree(tree, ws)
+    (ws / "conftest.py").write_text(
+        "def pytest_runtest_logreport(report):\n"
+        "    if report.failed:\n"
+        "        raise RuntimeError('a hook breaks on a failure')\n")
+    (ws / "calc/core.py").write_text("def double(x):\n    return 2 * x if x > 1 else 0\n")
+    # Positive control: read as outcomes, neither test passed (test_four never ran); taken
+    # for a file that failed to load, the internal error excused that: both FAIL_TO_PASS
+    run = runner.run(ws, select=TESTS)
+    assert all(run.outcomes[t] != "passed" for t in TESTS), run.log_tail
+    assert "tests/test_core.py::test_four" in run.unreported
+    assert not run.collection_errors
+    with pytest.raises(Rejected) as err:
+        label_tests(ws, "", TESTS, runner, repeats=1, reference_repeats=0)
+    assert err.value.reason == "run-broken" and "(exit 3)" in err.value.detail  # pytest's internal error
+
+
 def test_tests_in_a_file_that_no_longer_loads_are_the_deletion_s_doing(calc,
                                                                         tmp_path: Path) -> None:
     """A deletion that breaks a test file's import leaves its tests unreported too, with the

@@ -16,7 +16,7 @@ from typing import Any
 
 from taskforge.cache import build_digest, digest
 from taskforge.difficulty import measure
-from taskforge.errors import Rejected
+from taskforge.errors import Rejected, UserError
 from taskforge.ingest import IngestedSource
 from taskforge.languages.base import (
     Language,
@@ -127,6 +127,7 @@ class Verifier:
     allow_collection_breaks: bool = False
     recipe_sha256: str = ""
     seed: int = 0
+    build: str = ""  # the driver's `build_digest()`: a worker with other code must not verify
 
     @property
     def runner(self) -> Runner:
@@ -221,6 +222,9 @@ class Verifier:
         rejected, or with `allow_collection_breaks` recorded as collateral: the tests that no
         longer collect fail in the task state like any other FAIL_TO_PASS test.
         """
+        if self.build and build_digest() != self.build:
+            raise UserError(f"this worker's taskforge is build {build_digest()}, the run's is "
+                            f"{self.build}: every node must run the same taskforge")
         try:
             return self._confirm(strategy, candidate, screened)
         except _ScreenDisagrees as disagreement:

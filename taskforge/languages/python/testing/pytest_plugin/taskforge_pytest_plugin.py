@@ -37,6 +37,13 @@ import time
 
 import pytest
 
+try:  # pytest's own report types (their names and arguments are those of pytest 3 on)
+    from _pytest._code.code import ReprExceptionInfo as _ShortRepr
+    from _pytest._code.code import ReprFileLocation as _Crash
+    from _pytest._code.code import ReprTracebackNative as _OneLine
+except ImportError:  # a pytest without them: its own reports
+    _ShortRepr = None
+
 _coverage = None
 _tracer = None
 
@@ -180,7 +187,7 @@ def pytest_collection_modifyitems(session, config, items):
     # only printed as a line) costs about a millisecond a failure, as much as a test itself
     # where a stub fails hundreds. The grader keeps pytest's own (its observer compares the
     # runner's code).
-    short = os.environ.get("TASKFORGE_INTEGRITY") is None
+    short = os.environ.get("TASKFORGE_INTEGRITY") is None and _ShortRepr is not None
     for item in items:
         item.user_properties.append(("taskforge_nodeid", item.nodeid))
         if short and isinstance(item, pytest.Function):
@@ -188,7 +195,9 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def _crash_line(excinfo, *args, **kwargs):
-    """`path:line: Type: message` of where a failing test raised: what `--tb=line` prints."""
+    """A failing test's report: where it raised and what (`path:line: Type: message`, what
+    `--tb=line` prints), as pytest's own report type, so that a project's hook that reads
+    `report.longrepr.reprcrash` or `.reprtraceback` finds them."""
     try:
         what = excinfo.exconly(tryshort=True)
     except Exception:  # a message that cannot be made (its __str__ raises)
@@ -196,8 +205,9 @@ def _crash_line(excinfo, *args, **kwargs):
     tb = excinfo.tb
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}: " if tb is not None else ""
-    return f"{where}{what[:1000]}"
+    path, line = (tb.tb_frame.f_code.co_filename, tb.tb_lineno) if tb is not None else ("", 0)
+    what = what[:1000]
+    return _ShortRepr(_OneLine([f"{path}:{line}: {what}\n"]), _Crash(path, line, what))
 
 
 _collect_errors: list[str] = []

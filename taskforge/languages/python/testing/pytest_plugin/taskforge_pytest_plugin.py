@@ -184,9 +184,9 @@ def pytest_collection_modifyitems(session, config, items):
         items.reverse()
     # Outside grading, a failing test's report says only where it raised and what: results
     # are read as outcomes, and pytest's traceback report (built whatever --tb says, though
-    # only printed as a line) costs about a millisecond a failure, as much as a test itself
-    # where a stub fails hundreds. The grader keeps pytest's own (its observer compares the
-    # runner's code).
+    # only printed as a line) costs up to a millisecond or two a failure, which adds up where
+    # a stub fails hundreds (bench/failure_report_cost.py). The grader keeps pytest's own
+    # (its observer compares the runner's code).
     short = os.environ.get("TASKFORGE_INTEGRITY") is None and _ShortRepr is not None
     for item in items:
         item.user_properties.append(("taskforge_nodeid", item.nodeid))

@@ -127,9 +127,10 @@ class TimedRunner(Runner):
     notes: list[Note] = dataclasses.field(default_factory=list)
 
     def run(self, workspace: Path, select: Iterable[str] | None = None, *,
-            first_failure: bool = False) -> TestRun:
+            first_failure: bool = False, watch_state: bool = False) -> TestRun:
         started = time.monotonic()
-        run = super().run(workspace, select, first_failure=first_failure)
+        run = super().run(workspace, select, first_failure=first_failure,
+                          watch_state=watch_state)
         kind = "trivial" if "null-" in workspace.parent.name else "run"
         self.notes.append((kind, time.monotonic() - started, run.pytest_seconds))
         return run

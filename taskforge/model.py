@@ -81,6 +81,9 @@ class Environment:
     build_notes: tuple[str, ...] = ()  # what the build's outputs left out, and why
 
 
+STATE_UNKNOWN = "?"  # a test whose leftover state could not be told: counted as left
+
+
 @dataclass(frozen=True)
 class TestRun:
     """The results of one pytest invocation, read from its JUnit XML."""
@@ -98,6 +101,10 @@ class TestRun:
     # selected tests the run never reported on (counted as errors in `outcomes`): a file that
     # no longer loads (see `collection_errors`), an early exit, or a run that never started
     unreported: tuple[str, ...] = ()
+    # runs that watched it (Python): per test, the module-level state it left changed
+    # (`module:name`, ...; STATE_UNKNOWN where the watch could not tell), tests that left
+    # none absent
+    state_left: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def passed(self) -> set[str]:
         return {t for t, o in self.outcomes.items() if o == "passed"}
@@ -131,6 +138,9 @@ class Baseline:
     # stable tests the grader did not pass on the unchanged code (verify/self_grade.py): left
     # out of `stable`, like flaky ones, since every task would require them
     ungradable: tuple[str, ...] = ()
+    # module-level state (`module:name`, ...) the suite's own tests leave changed when they
+    # pass (counters, objects built on first use); languages that do not watch: none
+    state_left: tuple[str, ...] = ()
 
     def tests_covering(self, path: str, lines: range) -> tuple[set[str], bool]:
         """Tests that executed any of `lines` of `path`, and whether they also ran at import time."""

@@ -153,9 +153,10 @@ class Runner:
     cache: Path = field(kw_only=True)
 
     def run(self, workspace: Path, select: Iterable[str] | None = None, *,
-            first_failure: bool = False) -> TestRun:
+            first_failure: bool = False, watch_state: bool = False) -> TestRun:
         return self.language.run_tests(self.env, workspace, self.sandbox, timeout=self.timeout,
-                                       select=select, first_failure=first_failure)
+                                       select=select, first_failure=first_failure,
+                                       watch_state=watch_state)
 
     def collect(self, workspace: Path) -> set[str]:
         return self.language.collect(self.env, workspace, self.sandbox, timeout=self.timeout)
@@ -206,11 +207,14 @@ class Language(abc.ABC):
     @abc.abstractmethod
     def run_tests(self, env: Environment, workspace: Path, sandbox: Sandbox, *,
                   timeout: float, select: Iterable[str] | None = None,
-                  first_failure: bool = False) -> TestRun:
+                  first_failure: bool = False, watch_state: bool = False) -> TestRun:
         """Run the suite, or only the test ids in `select`, in `workspace`; results come from
         the runner's machine-readable report. A selected id that did not report failed.
         `first_failure`: the caller only needs to know whether every test passes, so a runner
-        that can stop at the first test that does not pass may (the rest then did not pass)."""
+        that can stop at the first test that does not pass may (the rest then did not pass).
+        `watch_state`: report in `TestRun.state_left` the module-level state each test left
+        changed, where the language can (Python; the others report none: a task whose
+        failing test leaves state for later tests is then labelled on its covering tests)."""
 
     @abc.abstractmethod
     def collect(self, env: Environment, workspace: Path, sandbox: Sandbox, *,

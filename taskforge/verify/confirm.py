@@ -50,7 +50,13 @@ from taskforge.verify.gates import (
     scan_gate,
     score_null_solutions,
 )
-from taskforge.verify.protocol import audit_labels, check_labels, collection_breaks, label_tests
+from taskforge.verify.protocol import (
+    audit_labels,
+    check_labels,
+    collection_breaks,
+    label_tests,
+    state_left_behind,
+)
 from taskforge.workspace import warm_dir
 
 
@@ -110,6 +116,15 @@ class _ScreenDisagrees(Exception):
     def __init__(self, fail_to_pass: set[str], detail: str, runs: Sequence[TestRun]) -> None:
         super().__init__(detail)
         self.fail_to_pass, self.detail, self.runs = fail_to_pass, detail, tuple(runs)
+
+
+class _LeavesState(Exception):
+    """A FAIL_TO_PASS test left module-level state behind (`names`) that no baseline test
+    leaves: a later test of the suite may fail because of it."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(", ".join(names[:3]))
+        self.names = names
 
 
 @dataclass(frozen=True)
@@ -226,7 +241,7 @@ class Verifier:
             raise UserError(f"this worker's taskforge is build {build_digest()}, the run's is "
                             f"{self.build}: every node must run the same taskforge")
         try:
-            return self._confirm(strategy, candidate, screened)
+            return self._confirm_watching(strategy, candidate, screened)
         except _ScreenDisagrees as disagreement:
             # The screen's model of this candidate was wrong: its forks share state their
             # session built (a lexer, a registry) that a fresh process builds anew with the
@@ -234,27 +249,47 @@ class Verifier:
             # fresh processes, as for a candidate it could not model. The disagreeing run is
             # one of them (a fresh run of the same tests on the same tree), so `repeats`
             # fresh runs in all must agree, on the FAIL_TO_PASS it found, else no task.
-            record = self._confirm(strategy, candidate, Screened(
+            record = self._confirm_watching(strategy, candidate, Screened(
                 screened=False, seconds=screened.seconds,
                 pytest_seconds=screened.pytest_seconds), prior=disagreement.runs)
-            if set(record["FAIL_TO_PASS"]) != disagreement.fail_to_pass:
+            # (on the tests the disagreeing run ran: labels on every stable test add the
+            # later tests a failing one's leftovers fail, `_confirm_watching`)
+            ran = set(verification_tests(candidate, self.source.baseline, self.repeats))
+            if set(record["FAIL_TO_PASS"]) & ran != disagreement.fail_to_pass:
                 raise Rejected("screen-disagrees", disagreement.detail) from None
             record["verification"]["screen"]["disagreed"] = True
             return record
 
+    def _confirm_watching(self, strategy: Strategy, candidate: Candidate, screened: Screened,
+                          prior: Sequence[TestRun] = ()) -> TaskRecord:
+        try:
+            return self._confirm(strategy, candidate, screened, prior)
+        except _LeavesState as left:
+            # A FAIL_TO_PASS test left state behind that later tests of the suite may read
+            # (`state_left_behind`): which of them fail for it, only a run of every test in
+            # the suite's order can tell, so the labels are those of every stable test in the
+            # task state, `repeats` fresh runs, as the whole-suite method's (the baseline is
+            # their reference). The tests it adds to FAIL_TO_PASS pass with the reference.
+            record = self._confirm(strategy, candidate, Screened(
+                screened=False, seconds=screened.seconds,
+                pytest_seconds=screened.pytest_seconds), every_stable=True)
+            record["verification"]["leaves_state"] = left.names
+            return record
+
     def _confirm(self, strategy: Strategy, candidate: Candidate, screened: Screened,
-                 prior: Sequence[TestRun] = ()) -> TaskRecord:
+                 prior: Sequence[TestRun] = (), *, every_stable: bool = False) -> TaskRecord:
         try:
             return self._make_task(strategy, candidate, screened, scan_meanwhile=True,
-                                   prior=prior)
+                                   prior=prior, every_stable=every_stable)
         except ScanRemoves:
             # The scan found what a rule removes, after the labels ran on a workspace that
             # still held it: everything again, the scan's rounds before the runs.
             return self._make_task(strategy, candidate, screened, scan_meanwhile=False,
-                                   prior=prior)
+                                   prior=prior, every_stable=every_stable)
 
     def _make_task(self, strategy: Strategy, candidate: Candidate, screened: Screened, *,
-                   scan_meanwhile: bool, prior: Sequence[TestRun] = ()) -> TaskRecord:
+                   scan_meanwhile: bool, prior: Sequence[TestRun] = (),
+                   every_stable: bool = False) -> TaskRecord:
         source, options, cache, repeats = self.source, self.options, self.cache, self.repeats
         deletion = strategy.apply(source.project, candidate, options)
         originals = {p: source.project.text(p) for p in deletion.new_texts}
@@ -262,9 +297,12 @@ class Verifier:
         patch = diff_texts({p: (t, originals[p]) for p, t in deletion.new_texts.items()})
         if not deletion_patch:
             raise Rejected("no-change", candidate.symbol)
-        # Its covering tests, or every stable test where that costs less (then the
-        # baseline is the reference run: `established` below).
-        tests = list(verification_tests(candidate, source.baseline, repeats))
+        # Its covering tests, or every stable test where that costs less or a failing test
+        # leaves state behind (then the baseline is the reference run: `established` below).
+        tests = list(source.baseline.stable) if every_stable else \
+            list(verification_tests(candidate, source.baseline, repeats))
+        # Over a subset of the suite, what the failing tests leave behind is watched.
+        watch = set(tests) != set(source.baseline.stable)
         language = source.language
         runner = self.runner
         # A screened candidate's FAIL_TO_PASS is known before its confirmation (which must
@@ -324,7 +362,8 @@ class Verifier:
                 screened.reference_runs > 0 or set(tests) == set(source.baseline.stable))
             labels = label_tests(workspace, patch, tests, runner,
                                  repeats=1 if screened.screened else repeats,
-                                 reference_repeats=0 if established else None, prior=prior)
+                                 reference_repeats=0 if established else None, prior=prior,
+                                 watch_state=watch)
             if pending is not None:
                 waited = time.monotonic()
                 sanitizer = pending.finish(removals=False)  # or ScanRemoves: start over
@@ -339,6 +378,9 @@ class Verifier:
             differs = sorted(set(fail_to_pass) ^ set(screened.fail_to_pass))
             raise _ScreenDisagrees(set(fail_to_pass), f"{candidate.symbol}: {differs[0]}",
                                    () if scan_removed else labels.task_runs)
+        left = state_left_behind(labels.task_runs, fail_to_pass, source.baseline) if watch else []
+        if left:
+            raise _LeavesState(left)
         nulls = screened.null_solutions if screened.null_solutions is not None else \
             self.null_solutions(strategy, candidate, fail_to_pass)
         rejection = null_rejection(nulls, language.null_bodies)
@@ -409,6 +451,9 @@ class Verifier:
                            "pytest_seconds": round(screened.pytest_seconds, 3)},
                 "collection_checked": candidate.import_time,
                 "collateral": collateral,
+                # state a FAIL_TO_PASS test left behind, for which the labels are every
+                # stable test's (`_confirm_watching`); empty for most tasks
+                "leaves_state": [],
                 "null_solutions": {language.null_bodies[b]: c for b, c in nulls.items()},
                 "audit": audit,
                 "runs": labels.runs,

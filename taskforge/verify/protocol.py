@@ -14,7 +14,7 @@ from typing import Any
 
 from taskforge.errors import Rejected
 from taskforge.languages.base import Runner
-from taskforge.model import TestRun
+from taskforge.model import STATE_UNKNOWN, Baseline, TestRun
 from taskforge.patches import apply_patch
 
 
@@ -49,15 +49,16 @@ def ran(run: TestRun, state: str) -> TestRun:
 
 def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *,
                 repeats: int, reference_repeats: int | None = None,
-                prior: Sequence[TestRun] = ()) -> Labels:
+                prior: Sequence[TestRun] = (), watch_state: bool = False) -> Labels:
     """Run `tests` in the task state, then apply `patch` and run them in the reference state
     (`reference_repeats` times, default `repeats`; 0 when the caller has established the
     reference otherwise and only needs the patch applied). `prior`: fresh runs of the same
-    `tests` on the same task-state tree, elsewhere; they count among the `repeats`."""
+    `tests` on the same task-state tree, elsewhere; they count among the `repeats`.
+    `watch_state`: the task state's runs report the state each test left (`state_left_behind`)."""
     summaries: list[dict[str, Any]] = [_summary("task", run) for run in prior]
     task_runs = list(prior)
     for _ in range(repeats - len(prior)):
-        run = runner.run(workspace, select=tests)
+        run = runner.run(workspace, select=tests, watch_state=watch_state)
         if run.timed_out:
             raise Rejected("timeout", "task state")
         ran(run, "task state")
@@ -78,6 +79,22 @@ def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *
     return Labels(fail_to_pass=failing, pass_to_pass=passing, unstable=unstable,
                   reference_failures=sorted(reference_failures), runs=summaries,
                   task_runs=task_runs)
+
+
+def state_left_behind(task_runs: Sequence[TestRun], fail_to_pass: Sequence[str],
+                      baseline: Baseline) -> list[str]:
+    """The module-level state the FAIL_TO_PASS tests left changed in the task state that no
+    test of the baseline leaves changed: a test that fails half-way skipped its own clean-up
+    (`set_run_validators(False)`, the failing call, then `set_run_validators(True)` never
+    reached), and a later test that reads that state fails in a whole-suite run though it
+    never runs the deleted code; a run of the covering tests never meets it. What the
+    suite's own passing tests leave changed (a counter, an object built on first use) is no
+    such sign. A test the watch could not tell about counts (fail closed: the price is a
+    whole suite). Empty for runs that did not watch."""
+    usual = set(baseline.state_left)
+    return sorted({name for run in task_runs for test in fail_to_pass
+                   for name in run.state_left.get(test, ())
+                   if name == STATE_UNKNOWN or name not in usual})
 
 
 def check_labels(labels: Labels) -> None:

@@ -90,13 +90,14 @@ class PythonLanguage(Language):
 
     def run_tests(self, env: Environment, workspace: Path, sandbox: Sandbox, *,
                   timeout: float, select: Iterable[str] | None = None,
-                  first_failure: bool = False) -> TestRun:
+                  first_failure: bool = False, watch_state: bool = False) -> TestRun:
         from taskforge.languages.python.testing.runner import run_tests
 
         # pytest stops after its first failure or error with --maxfail=1 (after the
         # project's addopts: the last one given counts)
         return run_tests(env, workspace, sandbox, timeout=timeout, select=select,
-                         extra_args=["--maxfail=1"] if first_failure else ())
+                         extra_args=["--maxfail=1"] if first_failure else (),
+                         watch_state=watch_state)
 
     def collect(self, env: Environment, workspace: Path, sandbox: Sandbox, *,
                 timeout: float) -> set[str]:

@@ -23,7 +23,7 @@ from taskforge.languages.python.testing.testmap import (
     merge_test_maps,
     tracer_for,
 )
-from taskforge.model import Baseline, Environment, Snapshot, TestRun
+from taskforge.model import STATE_UNKNOWN, Baseline, Environment, Snapshot, TestRun
 from taskforge.workspace import scratch_copy, scratch_dir
 
 # 3: subprocesses' coverage included; both orders merged. 4: sys.monitoring on 3.12+.
@@ -31,7 +31,8 @@ from taskforge.workspace import scratch_copy, scratch_dir
 # function runs belongs to every test that uses it. 7: and what each test runs alone.
 # 8: runs with pytest-randomly in order, hypothesis steadied and rerun plugins out (a test a
 # rerun passed, or one hypothesis's deadline failed, may have another outcome now).
-FORMAT = 8
+# 9: the module-level state the ordered runs' tests leave changed (`Baseline.state_left`).
+FORMAT = 9
 # The isolated run may take this many times the slowest ordered run (at least
 # ISOLATED_MIN_SECONDS, at most the suite's timeout); what it measured by then stays. Forking
 # and measuring each test alone costs ~20 ms a test: 3.4-13.5x a plain run on six packages
@@ -92,7 +93,8 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
                 with scratch_copy(snapshot.root, cache, prefix="baseline-") as workspace:
                     run = run_tests(env, workspace, sandbox, timeout=timeout, reverse=(i == 1),
                                     test_map=probe if i < 2 else None, exclude=hung,
-                                    test_timeout=min(test_timeout, timeout))
+                                    test_timeout=min(test_timeout, timeout),
+                                    watch_state=i < 2)
                 if run.hung is None or run.hung in hung:
                     break
                 hung.append(run.hung)
@@ -130,6 +132,10 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
                         f"({len(tests)} collected, {len(failing)} failing, {len(flaky)} flaky)"
                         f"{_hint(runs, network_only=True)}"
                         f"{'; ' + import_errors_line(broken) if broken else ''}")
+    # What the suite's own tests leave changed in either order (a counter, an object built on
+    # first use): a failing test that leaves the same proves nothing (confirm.py).
+    state_left = tuple(sorted({name for r in runs for names in r.state_left.values()
+                               for name in names} - {STATE_UNKNOWN}))
     baseline = Baseline(key=key, tests=tests, stable=stable, flaky=flaky, failing=failing,
                         run_seconds=tuple(round(r.wall_seconds, 3) for r in runs),
                         durations={t: round(max(r.durations.get(t, 0.0) for r in runs), 4)
@@ -137,7 +143,7 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
                         coverage=coverage, subprocess_lines=by_subprocesses, tracer=tracer,
                         collection_errors=broken, hung=tuple(hung),
                         isolated_seconds=round(isolated_seconds, 3),
-                        isolated_unmeasured=unmeasured)
+                        isolated_unmeasured=unmeasured, state_left=state_left)
     write_json(path, _dump(baseline))
     return baseline
 

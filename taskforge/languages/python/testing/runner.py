@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -11,7 +12,7 @@ from taskforge.languages.python.testing import zygote
 from taskforge.languages.python.testing.junit import collection_errors, parse_junit
 from taskforge.languages.python.testing.testmap import MapProbe
 from taskforge.leftovers import owned
-from taskforge.model import Environment, TestRun
+from taskforge.model import STATE_UNKNOWN, Environment, TestRun
 from taskforge.sandbox import ExecResult, Mounts, Sandbox
 from taskforge.workspace import scratch_dir_for, warm_root_of
 
@@ -41,12 +42,14 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
               test_map: MapProbe | None = None, extra_args: Sequence[str] = (),
               extra_env: Mapping[str, str] | None = None,
               writable: tuple[Path, ...] = (), exclude: Iterable[str] = (),
-              test_timeout: float | None = None) -> TestRun:
+              test_timeout: float | None = None, watch_state: bool = False) -> TestRun:
     """Run the suite (or only `select`) in `workspace`; results come from the JUnit XML.
 
     `extra_args`, `extra_env` and `writable` serve the screening and collect-only modes,
     which leave their results in files under `writable` dirs. `exclude`: node ids left
     out. `test_timeout`: a test running longer ends the run, named in `TestRun.hung`.
+    `watch_state`: each test's leftover module-level state, in `TestRun.state_left`
+    (pytest_plugin/taskforge_state.py).
     """
     # A workspace under a warm root runs in a zygote's fork (see zygote.py), unless it is a
     # coverage run (its tracer and subprocess hooks start with the interpreter).
@@ -78,6 +81,9 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
             (results / "exclude.txt").write_text("\n".join(excluded) + "\n")
             variables["TASKFORGE_EXCLUDE"] = str(results / "exclude.txt")
         hung_file = results / "hung.txt"
+        state_file = results / "state.json"
+        if watch_state:
+            variables["TASKFORGE_STATE_OUT"] = str(state_file)
         if test_timeout is not None:
             variables["TASKFORGE_TEST_TIMEOUT"] = f"{test_timeout:g}"
             variables["TASKFORGE_HUNG_OUT"] = str(hung_file)
@@ -95,6 +101,7 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         outcomes, pytest_seconds, durations = parse_junit(junit)
         broken = collection_errors(junit)
         hung = (hung_file.read_text().strip() or None) if hung_file.is_file() else None
+        state_left = _state_left(state_file, outcomes) if watch_state else {}
     unreported: tuple[str, ...] = ()
     if select is not None:
         # A selected test that did not report (an early exit, a crash) did not pass.
@@ -104,7 +111,18 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
     return TestRun(outcomes=outcomes, exit_code=result.exit_code, wall_seconds=result.duration_s,
                    pytest_seconds=pytest_seconds, timed_out=result.timed_out, hung=hung,
                    durations=durations, collection_errors=broken,
-                   log_tail=result.output[-4000:], unreported=unreported)
+                   log_tail=result.output[-4000:], unreported=unreported,
+                   state_left=state_left)
+
+
+def _state_left(path: Path, tests: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """The state watch's file: node id -> the names the test left changed. Where the run
+    ended before writing it (a crash) or it cannot be read, every test is unknown."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(t): tuple(str(n) for n in names) for t, names in data.items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {t: (STATE_UNKNOWN,) for t in tests}
 
 
 def _warm_run(env: Environment, sandbox: Sandbox, root: Path, argv: list[str], workspace: Path,

@@ -23,6 +23,8 @@ steered by environment variables so that the command line stays the project's ow
 - TASKFORGE_ISOLATED / TASKFORGE_COVER_ROOT / TASKFORGE_ISOLATED_TIMEOUT: every test runs alone
   in a fork of the collected session and only its lines are recorded, no outcome
   (taskforge_isolated.py: what a test reaches only when no earlier test filled a cache).
+- TASKFORGE_STATE_OUT: write there, for each test, the module-level state it left changed
+  (taskforge_state.py: what a test that fails half-way may leave for later tests).
 Every test case in the JUnit XML gets a `taskforge_nodeid` property, so results are read by
 node id from the XML and never parsed from console text.
 """
@@ -121,6 +123,12 @@ def pytest_configure(config):
             Isolated(out, os.environ.get("TASKFORGE_COVER_ROOT", "."),
                      float(os.environ.get("TASKFORGE_ISOLATED_TIMEOUT", "60"))),
             "taskforge-isolated")
+    out = os.environ.get("TASKFORGE_STATE_OUT")
+    if out and not config.pluginmanager.has_plugin("taskforge-state"):
+        from taskforge_state import StateWatch
+
+        root = getattr(config, "rootpath", None) or config.rootdir  # pytest < 6.1: rootdir
+        config.pluginmanager.register(StateWatch(out, str(root)), "taskforge-state")
 
 
 def pytest_sessionstart(session):

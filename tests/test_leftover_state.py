@@ -1,0 +1,183 @@
+"""A test that fails half-way may skip its own clean-up and leave module state that a later
+test of the suite reads: in a whole-suite run that later test fails too, though it never runs
+the deleted code, so the whole suite's FAIL_TO_PASS holds it and the covering tests' does not
+(attrs 26.1.0's `setters.validate`: `test_validate_respects_run_validators_config` sets
+`_run_validators` to False, the stub raises before it is set back, and
+`TestDisableValidators::test_default` fails). The confirmation run watches the state each
+failing test leaves (pytest_plugin/taskforge_state.py); what no baseline test leaves changed
+sends the candidate to be labelled on every stable test, as the whole suite labels it.
+
+Here `check` is that candidate: `test_check_respects_config` switches `config.enabled` off and
+never back on once `check` raises; `test_zconfig.py::test_enabled_by_default` runs after it.
+`double`'s failing test leaves `config.made` changed, as every passing test that makes a
+`Thing` does in the baseline: no sign of anything, no whole suite."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from conftest import count_calls, make_project, setuptools_pyproject
+
+from taskforge.errors import Rejected
+from taskforge.executors import LocalExecutor
+from taskforge.ingest import ingest
+from taskforge.languages.base import Runner
+from taskforge.languages.strategy import SelectOptions, TaskOptions
+from taskforge.model import SourceSpec
+from taskforge.sandbox import get_sandbox
+from taskforge.verify import confirm
+from taskforge.verify.confirm import Verifier, run_timeout
+
+pytestmark = pytest.mark.slow  # a real environment, baseline, screen and confirmation runs
+
+FILES = {
+    "pyproject.toml": setuptools_pyproject("gate", "0.1"),
+    "gate/__init__.py": "",
+    "gate/config.py": """\
+        enabled = True
+        made = 0
+        """,
+    "gate/core.py": """\
+        from gate import config
+
+
+        class Thing:
+            def __init__(self):
+                config.made += 1
+
+
+        def check(value):
+            if config.enabled and value < 0:
+                raise ValueError(value)
+            return value
+
+
+        def double(value):
+            if value == 0:
+                return 0
+            return value + value
+        """,
+    "tests/test_core.py": """\
+        import pytest
+
+        from gate import config, core
+
+
+        def test_check_respects_config():
+            config.enabled = False
+            assert core.check(-1) == -1
+            config.enabled = True
+
+
+        def test_check_raises():
+            with pytest.raises(ValueError):
+                core.check(-1)
+
+
+        def test_check_passes():
+            assert core.check(2) == 2
+
+
+        def test_double():
+            core.Thing()
+            assert core.double(2) == 4
+
+
+        def test_thing():
+            core.Thing()
+            assert config.made > 0
+        """,
+    "tests/test_zconfig.py": """\
+        from gate import config
+
+
+        def test_enabled_by_default():
+            assert config.enabled is True
+        """,
+}
+CORE = "tests/test_core.py::"
+VICTIM = "tests/test_zconfig.py::test_enabled_by_default"
+
+
+@pytest.fixture(scope="module")
+def gate(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
+    root = make_project(tmp_path_factory.mktemp("gate"), FILES)
+    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
+                    base_dir=root.parent, sandbox=get_sandbox("none"), repeats=2, timeout=120)
+    strategy = source.language.strategy("stub-function")
+    candidates = {c.symbol.rsplit(".", 1)[-1]: c for c in strategy.candidates(
+        source.project, source.baseline, SelectOptions())}
+
+    def verifier(**kwargs) -> Verifier:
+        return Verifier(source, get_sandbox("none"), tf_cache, run_timeout(source, 120), 2,
+                        TaskOptions(), **kwargs)
+
+    return source, strategy, candidates, verifier
+
+
+def task(gate, name: str, **kwargs) -> dict:
+    _source, strategy, candidates, verifier = gate
+    made = verifier(**kwargs)
+    verdict = made.screen([candidates[name]], LocalExecutor(1))[candidates[name].key]
+    assert verdict.screened and not verdict.rejection
+    return made.make_task(strategy, candidates[name], verdict)
+
+
+def test_the_baseline_knows_what_its_own_tests_leave_changed(gate) -> None:
+    source = gate[0]
+    assert "gate.config:made" in source.baseline.state_left  # Thing() in passing tests
+    assert "gate.config:enabled" not in source.baseline.state_left  # always set back
+
+
+def test_a_failing_test_that_leaves_state_gets_the_whole_suites_labels(gate,
+                                                                     monkeypatch) -> None:
+    started = count_calls(monkeypatch, Runner, "run")
+    record = task(gate, "check")
+    assert record["FAIL_TO_PASS"] == sorted([
+        CORE + "test_check_passes", CORE + "test_check_raises",
+        CORE + "test_check_respects_config", VICTIM])
+    verification = record["verification"]
+    assert verification["leaves_state"] == ["gate.config:enabled"]
+    assert sorted(verification["tests_run"]) == sorted(gate[0].baseline.stable)
+    assert [r["state"] for r in verification["runs"]] == ["task", "task"]  # reference: baseline
+    assert VICTIM not in record["PASS_TO_PASS"]
+    # the watched confirmation, then the task state twice over every stable test, and the
+    # trivial solutions (one run: `pass` and `return None` compile alike as a whole body)
+    assert len(started) == 1 + 2 + 1
+    # the whole suite's method, in audit mode, agrees
+    audited = task(gate, "check", full_suite=True)
+    assert audited["FAIL_TO_PASS"] == record["FAIL_TO_PASS"]
+    assert audited["verification"]["audit"]["disagreements"] == 0
+
+
+def test_without_the_watch_the_covering_tests_miss_the_later_failure(gate,
+                                                                     monkeypatch) -> None:
+    """Positive control: with the leftovers ignored, the covering tests' labels lack the
+    later test, and the whole suite (audit mode) disagrees with them."""
+    monkeypatch.setattr(confirm, "state_left_behind", lambda *args: [])
+    record = task(gate, "check")
+    assert VICTIM not in record["FAIL_TO_PASS"] and VICTIM in record["PASS_TO_PASS"]
+    assert record["verification"]["leaves_state"] == []
+    with pytest.raises(Rejected) as rejected:
+        task(gate, "check", full_suite=True)
+    assert rejected.value.reason == "audit-disagrees"
+    assert VICTIM in rejected.value.detail
+
+
+def test_state_the_suites_own_tests_leave_is_no_sign(gate, monkeypatch) -> None:
+    record = task(gate, "double")
+    assert record["FAIL_TO_PASS"] == [CORE + "test_double"]
+    assert record["verification"]["leaves_state"] == []
+    assert record["verification"]["tests_run"] == [CORE + "test_double"]
+    # Positive control: a baseline that knew nothing of `made` would send it to every
+    # stable test.
+    source = gate[0]
+    real = confirm.state_left_behind
+    monkeypatch.setattr(confirm, "state_left_behind", lambda runs, failing, baseline: real(
+        runs, failing, dataclasses.replace(baseline, state_left=())))
+    widened = task(gate, "double")
+    assert widened["verification"]["leaves_state"] == ["gate.config:made"]
+    assert sorted(widened["verification"]["tests_run"]) == sorted(source.baseline.stable)
+    assert widened["FAIL_TO_PASS"] == record["FAIL_TO_PASS"]

@@ -10,7 +10,8 @@ sends the candidate to be labelled on every stable test, as the whole suite labe
 Here `check` is that candidate: `test_check_respects_config` switches `config.enabled` off and
 never back on once `check` raises; `test_zconfig.py::test_enabled_by_default` runs after it.
 `double`'s failing test leaves `config.made` changed, as every passing test that makes a
-`Thing` does in the baseline: no sign of anything, no whole suite."""
+`Thing` does in the baseline, and binds `extra` on `gate` by importing it, which a whole-suite
+run did while collecting `test_zconfig.py`: no sign of anything, no whole suite."""
 
 from __future__ import annotations
 
@@ -81,15 +82,19 @@ FILES = {
 
 
         def test_double():
+            import gate.extra  # binds `extra` on `gate` in a run that did not collect test_zconfig
+
             core.Thing()
-            assert core.double(2) == 4
+            assert core.double(2) == gate.extra.FOUR
 
 
         def test_thing():
             core.Thing()
             assert config.made > 0
         """,
+    "gate/extra.py": "FOUR = 4\n",
     "tests/test_zconfig.py": """\
+        import gate.extra  # noqa: F401  (imported while collecting, in a whole-suite run)
         from gate import config
 
 

@@ -13,7 +13,8 @@ input), of the classes those modules define, the environment variables and the w
 directory. Bindings are compared by identity (no object is kept
 alive by this, or compared with `==`): a name rebound to another object, added or removed
 counts, a container changed in place does not. Names with double underscores on both sides
-(`__warningregistry__`, pickle's `__slotnames__`) are the interpreter's own bookkeeping.
+(`__warningregistry__`, pickle's `__slotnames__`) and submodules bound on their package by
+an import are the interpreter's own bookkeeping.
 
 Written at the session's end: one JSON object, node id -> the names the test left changed
 (`module:name`, `module.Class:name`, `os.environ:NAME`, `os.getcwd()`, or `?` where it
@@ -27,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import types
 
 import pytest
 
@@ -38,6 +40,15 @@ UNKNOWN = "?"
 
 def _text(name: str | bytes) -> str:
     return name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
+
+
+def _bookkeeping(key: object, namespace: dict) -> bool:
+    """A change that is the interpreter's, not a test's: a dunder (`__warningregistry__`,
+    pickle's `__slotnames__`), or a submodule bound on its package by its first import (which
+    this run may make in a test where another made it while collecting)."""
+    if isinstance(key, str) and key.startswith("__") and key.endswith("__"):
+        return True
+    return isinstance(namespace.get(key), types.ModuleType)
 
 
 class StateWatch:
@@ -88,10 +99,10 @@ class StateWatch:
         snapshot[CWD] = os.getcwd()
         return snapshot
 
-    @staticmethod
-    def _differences(before: dict, after: dict) -> list[str]:
+    def _differences(self, before: dict, after: dict) -> list[str]:
         if before == after:  # most tests: one comparison in C
             return []
+        live = dict(self.watched)
         found = []
         for name, was in before.items():
             now = after.get(name)
@@ -107,9 +118,9 @@ class StateWatch:
                 continue
             # (no `strict=`: the project's Python may be older than 3.10)
             old, new = dict(zip(*was)), dict(zip(*now))  # noqa: B905
+            namespace = live.get(name, {})
             found += [f"{name}:{key}" for key in sorted(set(old) | set(new), key=str)
-                      if old.get(key) != new.get(key) and not (
-                          isinstance(key, str) and key.startswith("__") and key.endswith("__"))]
+                      if old.get(key) != new.get(key) and not _bookkeeping(key, namespace)]
         return found
 
     def pytest_collection_finish(self, session):

@@ -275,7 +275,10 @@ def targeted_pass(source: IngestedSource, verifier: TimedVerifier, chosen: list[
             f"{' (import time)' if c.import_time else ''}: {cost.status} {cost.wall:.2f} s "
             f"(screen {cost.screen:.2f}, fresh runs {cost.fresh:.2f}, scan {cost.scan:.2f}, "
             f"rest {cost.make_task - cost.fresh:.2f}; pytest {cost.pytest:.2f}; "
-            f"{len(c.covering_tests)} covering, {len(cost.fail_to_pass or ())} failing)")
+            f"{len(c.covering_tests)} covering, {len(cost.fail_to_pass or ())} failing)"
+            + (f"; every stable test: a failing test left {', '.join(left[:3])}"
+               if (left := (cost.record or {}).get("verification", {}).get("leaves_state"))
+               else ""))
     return costs
 
 

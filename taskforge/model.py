@@ -81,7 +81,9 @@ class Environment:
     build_notes: tuple[str, ...] = ()  # what the build's outputs left out, and why
 
 
-STATE_UNKNOWN = "?"  # a test whose leftover state could not be told: counted as left
+# a test whose leftover state could not be told, counted as left (pytest_plugin/
+# taskforge_state.py writes the same mark)
+STATE_UNKNOWN = "?"
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ import pytest
 
 CWD = "os.getcwd()"
 # A test whose state could not be compared (a namespace that would not be read): taskforge
-# counts it as state left behind, whatever the baseline's tests did.
+# counts it as state left behind, whatever the baseline's tests did (taskforge.model's
+# STATE_UNKNOWN: this module runs in the project's environment and cannot import it).
 UNKNOWN = "?"
 
 
@@ -84,8 +85,7 @@ class StateWatch:
                     continue
                 watched.append((name, namespace))
                 for key, value in list(namespace.items()):
-                    if isinstance(value, type) and value.__dict__ is not None \
-                            and getattr(value, "__module__", None) == name:
+                    if isinstance(value, type) and getattr(value, "__module__", None) == name:
                         watched.append((f"{name}.{key}", value.__dict__))
             self.watched, self.modules_seen = watched, len(sys.modules)
         return self.watched

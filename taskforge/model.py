@@ -260,6 +260,8 @@ class Verification(TypedDict):
     screen: dict[str, Any]
     collection_checked: bool
     collateral: dict[str, Any]
+    leaves_state: list[str]  # what a FAIL_TO_PASS test left, for which every stable test ran
+    state_usual: list[str]  # what they left that the suite's passing tests leave too
     null_solutions: dict[str, dict[str, int]]
     audit: dict[str, Any]
     runs: list[dict[str, Any]]

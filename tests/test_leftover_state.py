@@ -29,7 +29,9 @@ from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
 from taskforge.verify import confirm
+from taskforge.verify import reverify as reverify_module
 from taskforge.verify.confirm import Verifier, run_timeout
+from taskforge.verify.reverify import reverify
 
 pytestmark = pytest.mark.slow  # a real environment, baseline, screen and confirmation runs
 
@@ -186,3 +188,38 @@ def test_state_the_suites_own_tests_leave_is_no_sign(gate, monkeypatch) -> None:
     assert widened["verification"]["leaves_state"] == ["gate.config:made"]
     assert sorted(widened["verification"]["tests_run"]) == sorted(source.baseline.stable)
     assert widened["FAIL_TO_PASS"] == record["FAIL_TO_PASS"]
+
+
+def reverified(gate, record: dict) -> list[str]:
+    source, _strategy, _candidates, verifier = gate
+    return reverify(record, source.snapshot.root, verifier().runner)
+
+
+def test_taskforge_verify_finds_what_a_failing_test_leaves(gate, monkeypatch) -> None:
+    """A record labelled on its covering tests though a FAIL_TO_PASS test leaves state a
+    later test reads (as `generate` made it before the watch: here, the watch ignored) fails
+    re-verification's labels gate, the state named."""
+    with monkeypatch.context() as unwatched:
+        unwatched.setattr(confirm, "state_left_behind", lambda *args: [])
+        unwatched.setattr(confirm, "state_left_by", lambda *args: set())
+        record = task(gate, "check")
+    assert VICTIM in record["PASS_TO_PASS"] and record["verification"]["state_usual"] == []
+    assert reverified(gate, record) == [
+        "labels: a FAIL_TO_PASS test left ['gate.config:enabled'] changed, which later tests "
+        "of the suite may read: its labels need every stable test"]
+    # Positive control: a re-verification that does not watch calls the record verified.
+    monkeypatch.setattr(reverify_module, "state_left_by", lambda *args: set())
+    assert reverified(gate, record) == []
+
+
+def test_taskforge_verify_knows_the_usual_state_from_the_record(gate) -> None:
+    record = task(gate, "double")
+    assert record["verification"]["state_usual"] == ["gate.config:made"]
+    assert reverified(gate, record) == []
+    # Positive control: a record without it (made before the watch) has the counter counted
+    # against it (fail closed).
+    old = {**record, "verification": {k: v for k, v in record["verification"].items()
+                                      if k != "state_usual"}}
+    assert reverified(gate, old) == [
+        "labels: a FAIL_TO_PASS test left ['gate.config:made'] changed, which later tests "
+        "of the suite may read: its labels need every stable test"]

@@ -56,6 +56,7 @@ from taskforge.verify.protocol import (
     collection_breaks,
     label_tests,
     state_left_behind,
+    state_left_by,
 )
 from taskforge.workspace import warm_dir
 
@@ -381,6 +382,9 @@ class Verifier:
         left = state_left_behind(labels.task_runs, fail_to_pass, source.baseline) if watch else []
         if left:
             raise _LeavesState(left)
+        # What they did leave changed is what the suite's passing tests leave too: recorded,
+        # so that `taskforge verify` tells it from a new leftover without the baseline.
+        usual_left = sorted(state_left_by(labels.task_runs, fail_to_pass))
         nulls = screened.null_solutions if screened.null_solutions is not None else \
             self.null_solutions(strategy, candidate, fail_to_pass)
         rejection = null_rejection(nulls, language.null_bodies)
@@ -454,6 +458,9 @@ class Verifier:
                 # state a FAIL_TO_PASS test left behind, for which the labels are every
                 # stable test's (`_confirm_watching`); empty for most tasks
                 "leaves_state": [],
+                # what the FAIL_TO_PASS tests left changed that the suite's passing tests
+                # leave changed too (a counter, an object built on first use): no sign
+                "state_usual": usual_left,
                 "null_solutions": {language.null_bodies[b]: c for b, c in nulls.items()},
                 "audit": audit,
                 "runs": labels.runs,

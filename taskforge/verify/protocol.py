@@ -81,20 +81,26 @@ def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *
                   task_runs=task_runs)
 
 
+def state_left_by(task_runs: Sequence[TestRun], fail_to_pass: Sequence[str]) -> set[str]:
+    """The module-level state the FAIL_TO_PASS tests left changed in the task state's runs
+    (`STATE_UNKNOWN` for a test the watch could not tell about). Empty for runs that did not
+    watch."""
+    return {name for run in task_runs for test in fail_to_pass
+            for name in run.state_left.get(test, ())}
+
+
 def state_left_behind(task_runs: Sequence[TestRun], fail_to_pass: Sequence[str],
                       baseline: Baseline) -> list[str]:
-    """The module-level state the FAIL_TO_PASS tests left changed in the task state that no
-    test of the baseline leaves changed: a test that fails half-way skipped its own clean-up
-    (`set_run_validators(False)`, the failing call, then `set_run_validators(True)` never
-    reached), and a later test that reads that state fails in a whole-suite run though it
-    never runs the deleted code; a run of the covering tests never meets it. What the
-    suite's own passing tests leave changed (a counter, an object built on first use) is no
-    such sign. A test the watch could not tell about counts (fail closed: the price is a
-    whole suite). Empty for runs that did not watch."""
+    """What of `state_left_by` no test of the baseline leaves changed: a test that fails
+    half-way skipped its own clean-up (`set_run_validators(False)`, the failing call, then
+    `set_run_validators(True)` never reached), and a later test that reads that state fails
+    in a whole-suite run though it never runs the deleted code; a run of the covering tests
+    never meets it. What the suite's own passing tests leave changed (a counter, an object
+    built on first use) is no such sign. A test the watch could not tell about counts (fail
+    closed: the price is a whole suite)."""
     usual = set(baseline.state_left)
-    return sorted({name for run in task_runs for test in fail_to_pass
-                   for name in run.state_left.get(test, ())
-                   if name == STATE_UNKNOWN or name not in usual})
+    return sorted(name for name in state_left_by(task_runs, fail_to_pass)
+                  if name == STATE_UNKNOWN or name not in usual)
 
 
 def check_labels(labels: Labels) -> None:

@@ -25,7 +25,7 @@ from taskforge.verify.gates import (
     scan_gate,
     score_null_solutions,
 )
-from taskforge.verify.protocol import collection_breaks, label_tests
+from taskforge.verify.protocol import collection_breaks, label_tests, state_left_by
 from taskforge.workspace import warm_dir
 
 
@@ -103,11 +103,22 @@ class _Reverify:
     def labels(self, workspace: Path, full_suite: bool) -> list[str]:
         record = self.record
         f2p = set(record["FAIL_TO_PASS"])
-        tests = sorted(f2p | set(record["PASS_TO_PASS"])) if full_suite \
-            else list(record["verification"]["tests_run"])
+        stable = f2p | set(record["PASS_TO_PASS"])
+        tests = sorted(stable) if full_suite else list(record["verification"]["tests_run"])
+        # Over a part of the suite, as `generate` does: what the failing tests leave behind
+        # is watched (later tests of the suite may read it, `state_left_behind`).
+        watch = set(tests) != stable
         labels = label_tests(workspace, record["patch"], tests, self.runner,
-                             repeats=record["verification"]["repeats"])
+                             repeats=record["verification"]["repeats"], watch_state=watch)
         problems = []
+        # What the suite's passing tests leave changed too, `generate` recorded (the
+        # baseline knows it, the record is all this has); a record without it, from before
+        # the watch, has every leftover counted (fail closed).
+        usual = set(record["verification"].get("state_usual") or ())
+        left = sorted(state_left_by(labels.task_runs, sorted(f2p)) - usual)
+        if left:
+            problems.append(f"a FAIL_TO_PASS test left {left[:5]} changed, which later tests "
+                            f"of the suite may read: its labels need every stable test")
         if set(labels.fail_to_pass) != f2p:
             extra = sorted(set(labels.fail_to_pass) - f2p)
             missing = sorted(f2p - set(labels.fail_to_pass))

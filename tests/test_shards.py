@@ -22,6 +22,8 @@ import pytest
 from conftest import REPO_ROOT, run_cli, stderr_lines, write_recipe
 
 import taskforge
+from taskforge.store import manifest as manifest_module
+from taskforge.store.manifest import merge_manifests
 from taskforge.store.shards import strip_timing
 
 # Real sharded and killed generate runs:
@@ -288,6 +290,29 @@ def test_shards_of_different_counts_cannot_share_a_directory(reference: Path,
     assert proc.returncode == 2
     [line] = stderr_lines(proc)
     assert "shard_count 1 differs" in line or "shard_count 3 differs" in line
+    assert "Traceback" not in proc.stderr
+
+
+def test_shards_of_different_builds_cannot_share_a_directory(ci_jobs: list[Path],
+                                                             tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CI matrix whose jobs ran two builds of taskforge (a commit landed between them):
+    one merged directory would hold tasks verified by different code. Each shard's manifest
+    names its build (`generator`), and the merge refuses two."""
+    mixed = merge(ci_jobs, tmp_path / "mixed")
+    edited = mixed / "manifest-00001-of-00003.json"
+    part = json.loads(edited.read_text())
+    part["generator"] = {**part["generator"], "build": "0" * 16}
+    edited.write_text(json.dumps(part))
+    # Positive control: a merge that compares the recipe, seed and shard count takes them.
+    with monkeypatch.context() as naive:
+        naive.setattr(manifest_module, "RUN_FIELDS", ("recipe_sha256", "seed", "shard_count"))
+        assert merge_manifests(mixed)["missing_shards"] == []
+    proc = run_cli("stats", str(mixed), cwd=tmp_path)
+    assert proc.returncode == 2
+    [line] = stderr_lines(proc)
+    assert line.startswith("taskforge: error: manifest-00001-of-00003.json: generator ")
+    assert "'build': '0000000000000000'" in line and "shards of different runs" in line
     assert "Traceback" not in proc.stderr
 
 

@@ -32,8 +32,10 @@ _SHARD_MANIFEST = re.compile(r"manifest-(\d{5})-of-(\d{5})\.json")
 ADDITIVE_SOURCE_FIELDS = ("candidates", "selected", "tried", "emitted")
 # Per-source rejection counts add up reason by reason.
 ADDITIVE_SOURCE_COUNTERS = ("rejections",)
-# What every shard of one run shares; shards that differ here come from different runs.
-RUN_FIELDS = ("recipe_sha256", "seed", "shard_count")
+# What every shard of one run shares; shards that differ here come from different runs: the
+# recipe, seed and shard count, and the taskforge that verified their tasks (its version and
+# build, `generator`: a CI matrix whose jobs ran two commits) with the difficulty model.
+RUN_FIELDS = ("recipe_sha256", "seed", "shard_count", "generator", "difficulty")
 
 
 def write_manifests(out: Path, index: int, count: int, manifest: dict[str, Any]) -> None:

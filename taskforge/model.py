@@ -253,15 +253,21 @@ class GeneratorEntry(TypedDict):
     seed: int
 
 
-class Verification(TypedDict):
+class _SinceTheStateWatch(TypedDict, total=False):
+    """Written by `generate` since the state watch; records made before it lack them and load
+    all the same (`taskforge verify` then counts every leftover: verify/reverify.py)."""
+
+    leaves_state: list[str]  # what a FAIL_TO_PASS test left, for which every stable test ran
+    state_usual: list[str]  # what they left that the suite's passing tests leave too
+
+
+class Verification(_SinceTheStateWatch):
     mode: str
     repeats: int
     tests_run: list[str]
     screen: dict[str, Any]
     collection_checked: bool
     collateral: dict[str, Any]
-    leaves_state: list[str]  # what a FAIL_TO_PASS test left, for which every stable test ran
-    state_usual: list[str]  # what they left that the suite's passing tests leave too
     null_solutions: dict[str, dict[str, int]]
     audit: dict[str, Any]
     runs: list[dict[str, Any]]
@@ -331,6 +337,8 @@ def validate_record(record: Any, where: str) -> TaskRecord:
         data = record if not section else record[section[:-1]]
         for name, kinds in _checks(typed).items():
             if name not in data:
+                if name in typed.__optional_keys__:  # NotRequired: an older record's
+                    continue
                 raise UserError(f"{where}: task record without `{section}{name}`")
             value = data[name]
             if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):

@@ -148,11 +148,29 @@ def test_a_data_loader_does_not_load_the_generator() -> None:
     assert proc.stdout.splitlines() == ["[]", "True True", "True True"]
 
 
+def test_a_record_from_before_the_state_watch_loads(out: Path, tmp_path: Path) -> None:
+    """Records written before `generate` watched what failing tests leave lack
+    `verification.leaves_state` and `state_usual`: they load (and `taskforge verify` counts
+    every leftover against them, tests/test_leftover_state.py)."""
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    shard = next(copy.glob("tasks-*.jsonl"))
+    records = [json.loads(line) for line in shard.read_text().splitlines()]
+    assert all("state_usual" in r["verification"] for r in records)
+    for record in records:
+        del record["verification"]["leaves_state"], record["verification"]["state_usual"]
+    shard.write_text("".join(json.dumps(r) + "\n" for r in records))
+    loaded = taskforge.load_tasks(shard)
+    assert [t.instance_id for t in loaded] == [r["instance_id"] for r in records]
+
+
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda r: r.pop("FAIL_TO_PASS"), "task record without `FAIL_TO_PASS`"),
     (lambda r: r.update(PASS_TO_PASS="tests/t.py::test_a"),
      "task record field `PASS_TO_PASS` is str, expected list"),
     (lambda r: r["verification"].pop("repeats"), "task record without `verification.repeats`"),
+    (lambda r: r["verification"].update(state_usual="x:y"),
+     "task record field `verification.state_usual` is str, expected list"),
 ])
 def test_a_record_of_the_wrong_shape_is_one_line_naming_the_field(
         out: Path, tmp_path: Path, edit: Any, message: str) -> None:

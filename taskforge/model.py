@@ -337,7 +337,7 @@ def validate_record(record: Any, where: str) -> TaskRecord:
         data = record if not section else record[section[:-1]]
         for name, kinds in _checks(typed).items():
             if name not in data:
-                if name in typed.__optional_keys__:  # NotRequired: an older record's
+                if name in typed.__optional_keys__:  # a total=False key an older record lacks
                     continue
                 raise UserError(f"{where}: task record without `{section}{name}`")
             value = data[name]

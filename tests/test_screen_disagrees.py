@@ -92,11 +92,12 @@ def test_a_disagreeing_screen_gives_way_to_the_fresh_protocol(screened, monkeypa
     assert screen["disagreed"] is True and screen["screened"] is False
     assert screen["task_runs"] == 0 and screen["reference_runs"] == 0
     runs = record["verification"]["runs"]
-    assert [r["state"] for r in runs] == ["task", "task", "reference", "reference"]
+    assert [r["state"] for r in runs] == ["task", "task", "reference"]
     # The disagreeing run is the first of the task state's two: one more ran, not two (and
     # the trivial solutions, `pass` and `return None` one run as a whole body, and the
-    # reference twice).
-    assert len(started) == 1 + 1 + 2 + 1
+    # reference once, over FAIL_TO_PASS).
+    assert len(started) == 1 + 1 + 1 + 1
+    assert runs[-1]["passed"] == 2 and runs[-1]["not_passed"] == 0
     # the trivial solutions ran for real, and failed
     assert all(c["passed"] < c["of"] for c in record["verification"]["null_solutions"].values())
 

@@ -361,9 +361,13 @@ class Verifier:
             scan_removed = bool(sanitizer and scan_removals({"sanitizer": sanitizer}))
             established = not scan_removed and (
                 screened.reference_runs > 0 or set(tests) == set(source.baseline.stable))
+            # Otherwise the reference runs FAIL_TO_PASS once, as the screen's does: a task
+            # needs its failing tests to pass on the original code (here, alone); its
+            # passing tests passed there in every baseline run.
             labels = label_tests(workspace, patch, tests, runner,
                                  repeats=1 if screened.screened else repeats,
-                                 reference_repeats=0 if established else None, prior=prior,
+                                 reference_repeats=0 if established else 1,
+                                 reference_failing_only=True, prior=prior,
                                  watch_state=watch)
             if pending is not None:
                 waited = time.monotonic()

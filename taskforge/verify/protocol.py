@@ -49,12 +49,16 @@ def ran(run: TestRun, state: str) -> TestRun:
 
 def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *,
                 repeats: int, reference_repeats: int | None = None,
+                reference_failing_only: bool = False,
                 prior: Sequence[TestRun] = (), watch_state: bool = False) -> Labels:
     """Run `tests` in the task state, then apply `patch` and run them in the reference state
     (`reference_repeats` times, default `repeats`; 0 when the caller has established the
-    reference otherwise and only needs the patch applied). `prior`: fresh runs of the same
-    `tests` on the same task-state tree, elsewhere; they count among the `repeats`.
-    `watch_state`: the task state's runs report the state each test left (`state_left_behind`)."""
+    reference otherwise and only needs the patch applied). `reference_failing_only`: the
+    reference runs only the tests that failed in the task state (FAIL_TO_PASS), which is
+    what a task needs of it: its passing tests passed on the original code in every one of
+    the baseline's runs. `prior`: fresh runs of the same `tests` on the same task-state
+    tree, elsewhere; they count among the `repeats`. `watch_state`: the task state's runs
+    report the state each test left (`state_left_behind`)."""
     summaries: list[dict[str, Any]] = [_summary("task", run) for run in prior]
     task_runs = list(prior)
     for _ in range(repeats - len(prior)):
@@ -69,12 +73,15 @@ def label_tests(workspace: Path, patch: str, tests: list[str], runner: Runner, *
     unstable = [t for t in tests if t not in failing and t not in passing]
     apply_patch(workspace, patch)
     reference_failures: set[str] = set()
-    for _ in range(repeats if reference_repeats is None else reference_repeats):
-        run = runner.run(workspace, select=tests)
+    reference_tests = failing if reference_failing_only else tests
+    # Nothing failed: nothing for the reference to run (an empty selection is every test).
+    for _ in range(0 if not reference_tests else
+                   repeats if reference_repeats is None else reference_repeats):
+        run = runner.run(workspace, select=reference_tests)
         if run.timed_out:
             raise Rejected("timeout", "reference state")
         ran(run, "reference state")
-        reference_failures |= {t for t in tests if run.outcomes.get(t) != "passed"}
+        reference_failures |= {t for t in reference_tests if run.outcomes.get(t) != "passed"}
         summaries.append(_summary("reference", run))
     return Labels(fail_to_pass=failing, pass_to_pass=passing, unstable=unstable,
                   reference_failures=sorted(reference_failures), runs=summaries,

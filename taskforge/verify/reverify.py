@@ -108,8 +108,12 @@ class _Reverify:
         # Over a part of the suite, as `generate` does: what the failing tests leave behind
         # is watched (later tests of the suite may read it, `state_left_behind`).
         watch = set(tests) != stable
+        # The reference runs FAIL_TO_PASS once, as `generate`'s does; `--full-suite` (the
+        # whole-suite method, strict) runs every test in it `repeats` times.
         labels = label_tests(workspace, record["patch"], tests, self.runner,
-                             repeats=record["verification"]["repeats"], watch_state=watch)
+                             repeats=record["verification"]["repeats"],
+                             reference_repeats=None if full_suite else 1,
+                             reference_failing_only=not full_suite, watch_state=watch)
         problems = []
         # What the suite's passing tests leave changed too, `generate` recorded (the
         # baseline knows it, the record is all this has); a record without it, from before

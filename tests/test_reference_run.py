@@ -1,0 +1,167 @@
+"""The reference run: a task's FAIL_TO_PASS tests must pass on the original code when they
+run as the task runs them (its covering tests, not the whole suite), or the reference
+solution itself would fail them.
+
+Here `test_c` passes in every whole-suite run (the baseline's, in both orders): `test_b`
+empties the list `test_a` fills, or `test_c` runs first. Over `double`'s covering tests
+(`test_a` and `test_c`; `test_b` never calls it) nothing empties it: `test_c` fails with the
+feature deleted and with it restored alike. The state watch cannot see it (the list changes
+in place), so only the reference run tells: the fresh protocol runs FAIL_TO_PASS once on the
+original code, as the screen does, and both reject the candidate. Without that run (the
+positive control) the labels hold `test_c`, which a whole-suite audit contradicts, and a
+record made so passes a re-verification that runs no reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import make_project, setuptools_pyproject
+
+from taskforge.errors import Rejected
+from taskforge.executors import LocalExecutor
+from taskforge.ingest import ingest
+from taskforge.languages.base import NOT_SCREENED, Runner
+from taskforge.languages.strategy import SelectOptions, TaskOptions
+from taskforge.model import SourceSpec
+from taskforge.sandbox import get_sandbox
+from taskforge.verify import confirm, protocol, reverify
+from taskforge.verify.confirm import Verifier, run_timeout
+
+pytestmark = pytest.mark.slow  # a real environment, baseline, screen and confirmation runs
+
+FILES = {
+    "pyproject.toml": setuptools_pyproject("reg", "0.1"),
+    "reg/__init__.py": "",
+    "reg/core.py": """\
+        items = []
+
+
+        def double(value):
+            if value == 0:
+                return 0
+            return value + value
+
+
+        def triple(value):
+            return value * 3
+        """,
+    "tests/test_core.py": """\
+        from reg import core
+
+
+        def test_a():
+            core.items.append(1)
+            assert core.double(2) == 4
+
+
+        def test_b():
+            core.items.clear()
+            assert core.triple(1) == 3
+
+
+        def test_c():
+            try:
+                core.double(0)
+            except NotImplementedError:
+                pass
+            assert core.items == []
+        """,
+    "tests/test_more.py": """\
+        from reg import core
+
+
+        def test_triple_one():
+            assert core.triple(1) == 3
+
+
+        def test_triple_two():
+            assert core.triple(2) == 6
+
+
+        def test_triple_zero():
+            assert core.triple(0) == 0
+
+
+        def test_triple_negative():
+            assert core.triple(-1) == -3
+        """,
+}
+A, C = "tests/test_core.py::test_a", "tests/test_core.py::test_c"
+
+
+@pytest.fixture(scope="module")
+def reg(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
+    root = make_project(tmp_path_factory.mktemp("reg"), FILES)
+    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
+                    base_dir=root.parent, sandbox=get_sandbox("none"), repeats=2, timeout=120)
+    strategy = source.language.strategy("stub-function")
+    [candidate] = [c for c in strategy.candidates(source.project, source.baseline,
+                                                  SelectOptions()) if c.symbol.endswith("double")]
+
+    def verifier(**kwargs) -> Verifier:
+        return Verifier(source, get_sandbox("none"), tf_cache, run_timeout(source, 120), 2,
+                        TaskOptions(), **kwargs)
+
+    return source, strategy, candidate, verifier
+
+
+def without_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The naive protocol: labels from the task state alone (no reference run)."""
+    label_tests = protocol.label_tests
+
+    def unreferenced(*args, **kwargs):
+        return label_tests(*args, **{**kwargs, "reference_repeats": 0})
+
+    monkeypatch.setattr(confirm, "label_tests", unreferenced)
+    monkeypatch.setattr(reverify, "label_tests", unreferenced)
+
+
+def test_the_whole_suite_and_the_covering_tests_see_test_c_differently(reg) -> None:
+    source, _strategy, candidate, _verifier = reg
+    assert C in source.baseline.stable and A in source.baseline.stable
+    assert set(candidate.covering_tests) == {A, C}
+
+
+def test_the_fresh_protocol_runs_failing_tests_on_the_original_code(reg, monkeypatch) -> None:
+    _source, strategy, candidate, verifier = reg
+    selected: list[list[str]] = []
+    run = Runner.run
+
+    def recorded(self, workspace, **kwargs):
+        selected.append(sorted(kwargs.get("select") or ()))
+        return run(self, workspace, **kwargs)
+
+    monkeypatch.setattr(Runner, "run", recorded)
+    with pytest.raises(Rejected) as rejected:
+        verifier().make_task(strategy, candidate, NOT_SCREENED)
+    assert (rejected.value.reason, rejected.value.detail) == ("reference-fails", C)
+    # the task state twice over the covering tests, then FAIL_TO_PASS once on the original
+    assert selected == [[A, C], [A, C], [A, C]]
+
+
+def test_the_screen_rejects_it_too(reg) -> None:
+    _source, _strategy, candidate, verifier = reg
+    verdict = verifier().screen([candidate], LocalExecutor(1))[candidate.key]
+    assert verdict.rejection is not None
+    assert (verdict.rejection.reason, verdict.rejection.detail) == ("reference-fails", C)
+
+
+def test_without_the_reference_run_the_labels_hold_test_c(reg, monkeypatch,
+                                                          tmp_path: Path) -> None:
+    """Positive control: the task the reference run refuses, made and audited."""
+    source, strategy, candidate, verifier = reg
+    without_reference(monkeypatch)
+    record = verifier().make_task(strategy, candidate, NOT_SCREENED)
+    assert record["FAIL_TO_PASS"] == [A, C]
+    # a whole-suite run says otherwise: test_c passes there
+    with pytest.raises(Rejected) as rejected:
+        verifier(full_suite=True).make_task(strategy, candidate, NOT_SCREENED)
+    assert rejected.value.reason == "audit-disagrees"
+    assert "test_c" in rejected.value.detail
+    # re-verification without a reference run takes the record, with one it does not
+    runner = verifier().runner
+    assert reverify.reverify(record, source.snapshot.root, runner) == []
+    monkeypatch.undo()
+    problems = reverify.reverify(record, source.snapshot.root, runner)
+    assert problems == [f"labels: fail with the reference: {[C]}"]

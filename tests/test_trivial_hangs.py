@@ -106,6 +106,10 @@ def test_a_trivial_solution_the_screen_cuts_off_makes_no_task(source, tf_cache: 
     assert not results["raise"].unscreenable and results["raise"].runs[0][TEST] != "passed"
     assert "original" not in results and source.baseline.stable == (TEST,)
     assert results[screen_module.SCREENED_NULL].timed_out
+    # The seconds it hung are its own (its tests ran them), not the session's to share out:
+    # shared, the two jobs would get about the same (cachetools' overhead read 0.62x so).
+    hung, failed = results[screen_module.SCREENED_NULL], results["raise"]
+    assert hung.pytest_seconds > failed.pytest_seconds + 1.0
     assert verdict.rejection is not None and verdict.rejection.reason == "timeout"
     assert "trivial solution" in str(verdict.rejection)
     # Positive control: the rule before ("a trivial solution that hangs passes nothing")

@@ -117,6 +117,7 @@ def _run_job(session, items_by_id, index, job):
 
 def _fork_job(session, items_by_id, index, job, timeout):
     read_fd, write_fd = os.pipe()
+    forked = time.monotonic()
     pid = os.fork()
     if pid == 0:  # child: never returns
         os.close(read_fd)
@@ -155,7 +156,9 @@ def _fork_job(session, items_by_id, index, job, timeout):
     os.close(read_fd)
     os.waitpid(pid, 0)
     if timed_out:
-        return {"outcomes": None, "unscreenable": "timeout"}
+        # Its tests ran until the limit: that time is theirs (a session running them would
+        # report it), not the server's to share out over every job.
+        return {"outcomes": None, "unscreenable": "timeout", "seconds": time.monotonic() - forked}
     try:
         return json.loads(b"".join(chunks) or b"null") or {"outcomes": None,
                                                             "unscreenable": "child crashed"}
@@ -212,11 +215,11 @@ def _screen_job(session, items_by_id, index, job, timeout, out):
     started = time.monotonic()
     for _ in range(job.get("repeats", 1)):
         result = _fork_job(session, items_by_id, index, job, job.get("timeout") or timeout)
+        seconds += result.get("seconds", 0.0)
         if result.get("unscreenable"):
             why = result["unscreenable"]
             break
         runs.append(result["outcomes"])
-        seconds += result.get("seconds", 0.0)
     out.write(json.dumps({"id": job["id"], "runs": runs, "unscreenable": why,
                           "pytest_seconds": seconds,
                           "wall_seconds": time.monotonic() - started}) + "\n")

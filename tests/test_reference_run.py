@@ -22,6 +22,7 @@ from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
 from taskforge.ingest import ingest
 from taskforge.languages.base import NOT_SCREENED, Runner
+from taskforge.languages.python.testing.screen import ScreenJob, screen
 from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
@@ -47,11 +48,14 @@ FILES = {
             return value * 3
         """,
     "tests/test_core.py": """\
+        import time
+
         from reg import core
 
 
         def test_a():
             core.items.append(1)
+            time.sleep(0.05)  # slower than test_c: the quickest-first order runs test_c first
             assert core.double(2) == 4
 
 
@@ -141,10 +145,27 @@ def test_the_fresh_protocol_runs_failing_tests_on_the_original_code(reg, monkeyp
 
 
 def test_the_screen_rejects_it_too(reg) -> None:
-    _source, _strategy, candidate, verifier = reg
+    """The screen's original-code job runs FAIL_TO_PASS in the task state's order (its
+    trivial solution quickest first, where test_c comes before test_a)."""
+    source, _strategy, candidate, verifier = reg
+    durations = source.baseline.durations
+    assert durations[C] < durations[A]
     verdict = verifier().screen([candidate], LocalExecutor(1))[candidate.key]
     assert verdict.rejection is not None
     assert (verdict.rejection.reason, verdict.rejection.detail) == ("reference-fails", C)
+
+
+def test_in_the_quickest_first_order_the_original_passes(reg, tf_cache: Path) -> None:
+    """Positive control of the order: the original code over test_c then test_a (the
+    trivial solution's order, which the screen's reference used before) passes both."""
+    source, _strategy, _candidate, verifier = reg
+    runner = verifier().runner
+    jobs = [ScreenJob(id=name, modules=(), targets=(("reg/core.py", 4, "double"),),
+                      body="original", tests=tests)
+            for name, tests in (("quickest-first", (C, A)), ("task-order", (A, C)))]
+    results = screen(jobs, source.snapshot.root, runner)
+    assert results["quickest-first"].runs == ({C: "passed", A: "passed"},)
+    assert results["task-order"].runs[0][C] != "passed"
 
 
 def test_without_the_reference_run_the_labels_hold_test_c(reg, monkeypatch,

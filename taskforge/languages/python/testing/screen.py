@@ -48,8 +48,9 @@ class ScreenJob:
     repeats: int = 1
     timeout: float | None = None  # per run; None: the screen's default
     stop_on_failure: bool = False  # report only the tests up to the first that does not pass
-    # (id, body) of jobs the server runs next on the tests that failed in every run, in the
-    # order of `order` (quickest first), each stopping at its first test that does not pass
+    # (id, body) of jobs the server runs next on the tests that failed in every run, each
+    # stopping at its first test that does not pass: a trivial solution in the order of
+    # `order` (quickest first), the original code in the order of `tests` (the task state's)
     then: tuple[tuple[str, str], ...] = ()
     order: tuple[str, ...] = ()
 
@@ -145,10 +146,12 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
         # on the tests that failed in every run, and the original code once on them (the
         # reference state in the same selected context as the task state; the baseline
         # already passed them `repeats` times in the whole suite), unless the tests are every
-        # stable test (`verification_tests`): the baseline's runs are that context. Fastest
-        # tests first, and each follow-up stops at its first test that does not pass: that
-        # one failure already decides (a trivial solution that fails one test is no
-        # solution, an original that fails one is no reference).
+        # stable test (`verification_tests`): the baseline's runs are that context. Each
+        # follow-up stops at its first test that does not pass: that one failure already
+        # decides (a trivial solution that fails one test is no solution, an original that
+        # fails one is no reference). The trivial solution runs the fastest tests first; the
+        # original runs them in the task state's order (a test may fail there only after
+        # another: `tests/test_reference_run.py`).
         tests = verification_tests(c, req.baseline, repeats)
         whole = len(tests) == len(req.baseline.stable)
         return ScreenJob(id=f"{c.key}\0raise",

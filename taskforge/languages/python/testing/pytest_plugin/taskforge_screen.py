@@ -14,9 +14,11 @@ TASKFORGE_SCREEN is a JSON-lines file of jobs:
 selected context as the other bodies; that is the reference state of every candidate.)
 A job may name follow-ups, "then": [[id, body], ...] with "order": its tests quickest first.
 When its runs agree and some tests failed in every one, each follow-up runs once on those
-tests, in that order, stopping at the first that does not pass (one such test settles a
-trivial solution or a reference); it is reported under its own id. The server decides this
-itself, so one process (one collection) serves both rounds.
+tests, stopping at the first that does not pass (one such test settles a trivial solution
+or a reference); it is reported under its own id. A trivial solution runs them in "order";
+the original code ("original") in the job's own order, as the task state ran them: a test
+that fails there only after another (one that fills a list in place) must fail here too.
+The server decides this itself, so one process (one collection) serves both rounds.
 Results go to TASKFORGE_SCREEN_OUT, one JSON line per job:
   {"id": ..., "runs": [{node id: outcome}, ...], "unscreenable": reason or null,
    "pytest_seconds": what pytest spent running the tests in the forked children,
@@ -202,9 +204,11 @@ def pytest_runtestloop(session):
             failing = _failing_in_every_run(runs, job.get("order") or job["tests"])
             if why or not failing or _unstable(runs):
                 continue
+            in_job_order = [t for t in job["tests"] if t in set(failing)]
             for follow_id, body in job.get("then", []):
                 _screen_job(session, items_by_id, index,
-                            {**job, "id": follow_id, "body": body, "tests": failing,
+                            {**job, "id": follow_id, "body": body,
+                             "tests": in_job_order if body == "original" else failing,
                              "repeats": 1, "stop_on_failure": True}, timeout, out)
     return True
 

@@ -155,7 +155,7 @@ def test_the_screen_rejects_it_too(reg) -> None:
     assert (verdict.rejection.reason, verdict.rejection.detail) == ("reference-fails", C)
 
 
-def test_in_the_quickest_first_order_the_original_passes(reg, tf_cache: Path) -> None:
+def test_in_the_quickest_first_order_the_original_passes(reg) -> None:
     """Positive control of the order: the original code over test_c then test_a (the
     trivial solution's order, which the screen's reference used before) passes both."""
     source, _strategy, _candidate, verifier = reg
@@ -168,8 +168,7 @@ def test_in_the_quickest_first_order_the_original_passes(reg, tf_cache: Path) ->
     assert results["task-order"].runs[0][C] != "passed"
 
 
-def test_without_the_reference_run_the_labels_hold_test_c(reg, monkeypatch,
-                                                          tmp_path: Path) -> None:
+def test_without_the_reference_run_the_labels_hold_test_c(reg, monkeypatch) -> None:
     """Positive control: the task the reference run refuses, made and audited."""
     source, strategy, candidate, verifier = reg
     without_reference(monkeypatch)

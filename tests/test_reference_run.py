@@ -9,7 +9,13 @@ feature deleted and with it restored alike. The state watch cannot see it (the l
 in place), so only the reference run tells: the fresh protocol runs FAIL_TO_PASS once on the
 original code, as the screen does, and both reject the candidate. Without that run (the
 positive control) the labels hold `test_c`, which a whole-suite audit contradicts, and a
-record made so passes a re-verification that runs no reference."""
+record made so passes a re-verification that runs no reference.
+
+The order is the task state's, collection order, on the screen too: `tests/test_order.py`
+defines `test_z_fills` (fills `order.log`), `test_m_empties` (empties it) and then
+`test_a_finds_it_empty`. Over `halve`'s covering tests in collection order (z, a) the
+original code fails `test_a_finds_it_empty`; in node-id order (a, z) it passes both, so a
+screen that ran a job's tests as listed (sorted node ids) passed a reference that fails."""
 
 from __future__ import annotations
 
@@ -22,12 +28,14 @@ from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
 from taskforge.ingest import ingest
 from taskforge.languages.base import NOT_SCREENED, Runner
+from taskforge.languages.python.testing.runner import run_tests
 from taskforge.languages.python.testing.screen import ScreenJob, screen
 from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
 from taskforge.verify import confirm, protocol, reverify
 from taskforge.verify.confirm import Verifier, run_timeout
+from taskforge.workspace import scratch_copy
 
 pytestmark = pytest.mark.slow  # a real environment, baseline, screen and confirmation runs
 
@@ -71,6 +79,33 @@ FILES = {
                 pass
             assert core.items == []
         """,
+    "reg/order.py": """\
+        log = []
+
+
+        def halve(value):
+            if value % 2:
+                raise ValueError(value)
+            return value // 2
+        """,
+    "tests/test_order.py": """\
+        from reg import core, order
+
+
+        def test_z_fills():
+            order.log.append(1)
+            assert order.halve(4) == 2
+
+
+        def test_m_empties():
+            order.log.clear()
+            assert core.triple(2) == 6
+
+
+        def test_a_finds_it_empty():
+            assert order.halve(8) == 4
+            assert order.log == []
+        """,
     "tests/test_more.py": """\
         from reg import core
 
@@ -92,6 +127,7 @@ FILES = {
         """,
 }
 A, C = "tests/test_core.py::test_a", "tests/test_core.py::test_c"
+Z_FILLS, A_FINDS = "tests/test_order.py::test_z_fills", "tests/test_order.py::test_a_finds_it_empty"
 
 
 @pytest.fixture(scope="module")
@@ -100,14 +136,15 @@ def reg(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
     source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
                     base_dir=root.parent, sandbox=get_sandbox("none"), repeats=2, timeout=120)
     strategy = source.language.strategy("stub-function")
-    [candidate] = [c for c in strategy.candidates(source.project, source.baseline,
-                                                  SelectOptions()) if c.symbol.endswith("double")]
+    candidates = strategy.candidates(source.project, source.baseline, SelectOptions())
+    [candidate] = [c for c in candidates if c.symbol.endswith("double")]
+    [halve] = [c for c in candidates if c.symbol.endswith("halve")]
 
     def verifier(**kwargs) -> Verifier:
         return Verifier(source, get_sandbox("none"), tf_cache, run_timeout(source, 120), 2,
                         TaskOptions(), **kwargs)
 
-    return source, strategy, candidate, verifier
+    return source, strategy, candidate, verifier, halve
 
 
 def without_reference(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,13 +159,13 @@ def without_reference(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_whole_suite_and_the_covering_tests_see_test_c_differently(reg) -> None:
-    source, _strategy, candidate, _verifier = reg
+    source, _strategy, candidate, _verifier, _halve = reg
     assert C in source.baseline.stable and A in source.baseline.stable
     assert set(candidate.covering_tests) == {A, C}
 
 
 def test_the_fresh_protocol_runs_failing_tests_on_the_original_code(reg, monkeypatch) -> None:
-    _source, strategy, candidate, verifier = reg
+    _source, strategy, candidate, verifier, _halve = reg
     selected: list[list[str]] = []
     run = Runner.run
 
@@ -147,7 +184,7 @@ def test_the_fresh_protocol_runs_failing_tests_on_the_original_code(reg, monkeyp
 def test_the_screen_rejects_it_too(reg) -> None:
     """The screen's original-code job runs FAIL_TO_PASS in the task state's order (its
     trivial solution quickest first, where test_c comes before test_a)."""
-    source, _strategy, candidate, verifier = reg
+    source, _strategy, candidate, verifier, _halve = reg
     durations = source.baseline.durations
     assert durations[C] < durations[A]
     verdict = verifier().screen([candidate], LocalExecutor(1))[candidate.key]
@@ -157,20 +194,55 @@ def test_the_screen_rejects_it_too(reg) -> None:
 
 def test_in_the_quickest_first_order_the_original_passes(reg) -> None:
     """Positive control of the order: the original code over test_c then test_a (the
-    trivial solution's order, which the screen's reference used before) passes both."""
-    source, _strategy, _candidate, verifier = reg
+    trivial solution's order, which the screen's reference used before) passes both, while
+    a screen job runs its tests in collection order however it lists them."""
+    source, _strategy, _candidate, verifier, _halve = reg
     runner = verifier().runner
+    assert run_in_order(source, runner, (C, A)) == {C: "passed", A: "passed"}
     jobs = [ScreenJob(id=name, modules=(), targets=(("reg/core.py", 4, "double"),),
                       body="original", tests=tests)
             for name, tests in (("quickest-first", (C, A)), ("task-order", (A, C)))]
     results = screen(jobs, source.snapshot.root, runner)
-    assert results["quickest-first"].runs == ({C: "passed", A: "passed"},)
-    assert results["task-order"].runs[0][C] != "passed"
+    assert [results[name].runs[0][C] for name in ("quickest-first", "task-order")] \
+        == ["failed", "failed"]
+
+
+def run_in_order(source, runner: Runner, tests: tuple[str, ...]) -> dict[str, str]:
+    """One pytest run of the original tree over `tests` in the order given (pytest runs
+    node ids named on its command line in that order)."""
+    with scratch_copy(source.snapshot.root, runner.cache, prefix="order-") as workspace:
+        run = run_tests(runner.env, workspace, runner.sandbox, timeout=120, extra_args=tests)
+    return run.outcomes
+
+
+def test_the_screen_runs_a_jobs_tests_in_collection_order(reg) -> None:
+    """The task state fails both of `halve`'s covering tests in either order; the original
+    code fails `test_a_finds_it_empty` in collection order (after `test_z_fills`), as the
+    fresh protocol runs it, and the screen rejects the candidate as that protocol does."""
+    _source, strategy, _candidate, verifier, halve = reg
+    assert halve.covering_tests == (A_FINDS, Z_FILLS)  # node-id order: a before z
+    verdict = verifier().screen([halve], LocalExecutor(1))[halve.key]
+    assert verdict.rejection is not None
+    assert (verdict.rejection.reason, verdict.rejection.detail) == ("reference-fails", A_FINDS)
+    with pytest.raises(Rejected) as rejected:
+        verifier().make_task(strategy, halve, NOT_SCREENED)
+    assert (rejected.value.reason, rejected.value.detail) == ("reference-fails", A_FINDS)
+
+
+def test_in_node_id_order_the_original_passes_both(reg) -> None:
+    """Positive control: run as listed (a, then z) the original code passes both, so a
+    screen running a job's tests in node-id order let this candidate through; in collection
+    order (z, then a) it fails `test_a_finds_it_empty`."""
+    source, _strategy, _candidate, verifier, _halve = reg
+    runner = verifier().runner
+    assert run_in_order(source, runner, (A_FINDS, Z_FILLS)) \
+        == {A_FINDS: "passed", Z_FILLS: "passed"}
+    assert run_in_order(source, runner, (Z_FILLS, A_FINDS))[A_FINDS] == "failed"
 
 
 def test_without_the_reference_run_the_labels_hold_test_c(reg, monkeypatch) -> None:
     """Positive control: the task the reference run refuses, made and audited."""
-    source, strategy, candidate, verifier = reg
+    source, strategy, candidate, verifier, _halve = reg
     without_reference(monkeypatch)
     record = verifier().make_task(strategy, candidate, NOT_SCREENED)
     assert record["FAIL_TO_PASS"] == [A, C]

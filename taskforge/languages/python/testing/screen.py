@@ -50,7 +50,8 @@ class ScreenJob:
     stop_on_failure: bool = False  # report only the tests up to the first that does not pass
     # (id, body) of jobs the server runs next on the tests that failed in every run, each
     # stopping at its first test that does not pass: a trivial solution in the order of
-    # `order` (quickest first), the original code in the order of `tests` (the task state's)
+    # `order` (quickest first), the original code in collection order (the task state's:
+    # the server runs every job's tests in the order a fresh run selecting them would)
     then: tuple[tuple[str, str], ...] = ()
     order: tuple[str, ...] = ()
 
@@ -150,8 +151,8 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
         # follow-up stops at its first test that does not pass: that one failure already
         # decides (a trivial solution that fails one test is no solution, an original that
         # fails one is no reference). The trivial solution runs the fastest tests first; the
-        # original runs them in the task state's order (a test may fail there only after
-        # another: `tests/test_reference_run.py`).
+        # original runs them in collection order, as the task state does (a test may fail
+        # there only after another: `tests/test_reference_run.py`).
         tests = verification_tests(c, req.baseline, repeats)
         whole = len(tests) == len(req.baseline.stable)
         return ScreenJob(id=f"{c.key}\0raise",

@@ -12,12 +12,15 @@ TASKFORGE_SCREEN is a JSON-lines file of jobs:
    "stop_on_failure": bool (report only the tests up to the first one that does not pass)}
 ("original" swaps nothing: the job runs its tests on the original code, in the same forked,
 selected context as the other bodies; that is the reference state of every candidate.)
-A job may name follow-ups, "then": [[id, body], ...] with "order": its tests quickest first.
-When its runs agree and some tests failed in every one, each follow-up runs once on those
-tests, stopping at the first that does not pass (one such test settles a trivial solution
-or a reference); it is reported under its own id. A trivial solution runs them in "order";
-the original code ("original") in the job's own order, as the task state ran them: a test
-that fails there only after another (one that fills a list in place) must fail here too.
+A job runs its tests in the session's collection order, as a fresh run that selects them
+does (the confirmation's, the grader's), whatever order the job lists them in: a test may
+fail only after another (one that fills a list in place), and the screen must see what
+those runs see. A job may name follow-ups, "then": [[id, body], ...] with "order": its
+tests quickest first. When its runs agree and some tests failed in every one, each
+follow-up runs once on those tests, stopping at the first that does not pass (one such
+test settles a trivial solution or a reference); it is reported under its own id. A
+trivial solution runs them in "order" (its first failure settles it, so the quickest
+first); the original code ("original") in collection order, as the task state ran them.
 The server decides this itself, so one process (one collection) serves both rounds.
 Results go to TASKFORGE_SCREEN_OUT, one JSON line per job:
   {"id": ..., "runs": [{node id: outcome}, ...], "unscreenable": reason or null,
@@ -176,6 +179,7 @@ def pytest_runtestloop(session):
     out_file = os.environ["TASKFORGE_SCREEN_OUT"]
     timeout = float(os.environ.get("TASKFORGE_SCREEN_TIMEOUT", "120"))
     items_by_id = {item.nodeid: item for item in session.items}
+    position = {item.nodeid: i for i, item in enumerate(session.items)}
     with open(jobs_file, encoding="utf-8") as handle:
         jobs = [json.loads(line) for line in handle if line.strip()]
     for module in sorted({m for job in jobs for m in job.get("modules", [])}):
@@ -200,15 +204,18 @@ def pytest_runtestloop(session):
     gc.freeze()
     with open(out_file, "a", encoding="utf-8") as out:
         for job in jobs:
+            # (a node id not collected goes last: it is reported as an error)
+            job = {**job, "tests": sorted(job["tests"],
+                                          key=lambda t: position.get(t, len(position)))}
             runs, why = _screen_job(session, items_by_id, index, job, timeout, out)
             failing = _failing_in_every_run(runs, job.get("order") or job["tests"])
             if why or not failing or _unstable(runs):
                 continue
-            in_job_order = [t for t in job["tests"] if t in set(failing)]
+            in_collection_order = [t for t in job["tests"] if t in set(failing)]
             for follow_id, body in job.get("then", []):
                 _screen_job(session, items_by_id, index,
                             {**job, "id": follow_id, "body": body,
-                             "tests": in_job_order if body == "original" else failing,
+                             "tests": in_collection_order if body == "original" else failing,
                              "repeats": 1, "stop_on_failure": True}, timeout, out)
     return True
 

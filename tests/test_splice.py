@@ -1,6 +1,7 @@
-"""`PythonProject.replace_nodes` cuts out only the top-level statements that changed
-(`_splice`) instead of cutting the whole file at every statement (`statement_codes`, code
-generation of the whole module): the text must be the same either way, on real code."""
+"""`PythonProject.replace_nodes` cuts out only the nodes that changed inside a top-level
+statement (`_splice_nested`: a method, not its class), or the top-level statements that
+changed (`_splice`), instead of cutting the whole file at every statement (`statement_codes`,
+code generation of the whole module): the text must be the same either way, on real code."""
 
 from __future__ import annotations
 
@@ -33,6 +34,17 @@ def functions(module: cst.Module) -> list[cst.FunctionDef]:
     return found
 
 
+def branches(module: cst.Module) -> list[cst.If]:
+    found: list[cst.If] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            found.append(node)
+
+    module.visit(Collect())
+    return found
+
+
 def both_ways(project: PythonProject, path: str,
               changes: dict[cst.CSTNode, cst.CSTNode | None],
               monkeypatch: pytest.MonkeyPatch) -> tuple[str, str | None]:
@@ -40,11 +52,12 @@ def both_ways(project: PythonProject, path: str,
     spliced = project.replace_nodes(path, changes)
     with monkeypatch.context() as patched:
         patched.setattr(PythonProject, "_splice", lambda *_args: None)
+        patched.setattr(PythonProject, "_splice_nested", lambda *_args: None)
         whole = project.replace_nodes(path, changes)
     return spliced, whole
 
 
-@pytest.mark.slow  # ~30 s: about 1,700 cuts, each made both ways
+@pytest.mark.slow  # about 2,000 cuts, each made both ways
 def test_the_splice_gives_the_whole_file_cut_s_text_on_real_code(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = real_files()
@@ -55,16 +68,20 @@ def test_the_splice_gives_the_whole_file_cut_s_text_on_real_code(
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(file, dest)
     project = PythonProject(root, (".",))
-    served = compared = 0
-    splice = PythonProject._splice
+    served = {"_splice": 0, "_splice_nested": 0}
+    compared = nested = 0
 
-    def counted(self: PythonProject, *args: object) -> str | None:
-        nonlocal served
-        result = splice(self, *args)  # type: ignore[arg-type]
-        served += result is not None
-        return result
+    def counted(name: str):
+        splice = getattr(PythonProject, name)
 
-    monkeypatch.setattr(PythonProject, "_splice", counted)
+        def count(self: PythonProject, *args: object) -> str | None:
+            result = splice(self, *args)
+            served[name] += result is not None
+            return result
+        return count
+
+    for name in served:
+        monkeypatch.setattr(PythonProject, name, counted(name))
     for file in files:
         path = file.relative_to(ROOT).as_posix()
         module = project.parse(path)
@@ -73,13 +90,18 @@ def test_the_splice_gives_the_whole_file_cut_s_text_on_real_code(
         # every function stubbed, and the first and last top-level statement removed
         cases: list[dict[cst.CSTNode, cst.CSTNode | None]] = [
             {f: f.with_changes(body=STUB)} for f in functions(module)[:8]]
+        # a branch's body (remove-branch's kind of change), at whatever depth it stands
+        cases += [{b: b.with_changes(body=STUB)} for b in branches(module)[:4]]
         cases += [{module.body[0]: None}, {module.body[-1]: None}] if len(module.body) > 1 else []
         for changes in cases:
             spliced, whole = both_ways(project, path, changes, monkeypatch)
             assert spliced == whole, (path, next(iter(changes)))
             compared += 1
-    assert compared > 800
-    assert served > 0.9 * compared  # the splice serves nearly every real case
+            nested += next(iter(changes)) not in module.body
+    assert compared > 800 and nested > 500
+    # the splices serve nearly every real case; a method's, the nested one
+    assert sum(served.values()) > 0.9 * compared
+    assert served["_splice_nested"] > 0.9 * nested
 
 
 @pytest.mark.parametrize("source", [
@@ -139,3 +161,38 @@ def test_several_changes_at_once_and_a_byte_order_mark(tmp_path: Path,
     bf = functions(bom)[0]
     text = project.replace_nodes("pkg/bom.py", {bf: bf.with_changes(body=STUB)})
     assert text == "\ufeff" + source.replace("    return 1\n", "    raise NotImplementedError\n")
+
+
+def test_a_method_is_cut_within_its_own_class(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two classes with the same method: each stub lands in its own class (the search is
+    bounded by the class's lines). A class whose string holds its method's code: the
+    nested splice declines, and the text is still the whole-file cut's. Positive control:
+    cut at the first place the method's code stands, the string would be stubbed."""
+    method = "    def size(self):\n        return 1\n"
+    source = (f"class A:\n{method}\n\nclass B:\n{method}\n\n"
+              f'class C:\n    DOC = """\n{method}"""\n\n{method}')
+    root = make_project(tmp_path, {"pkg/mod.py": source})
+    project = PythonProject(root, (".",))
+    module = project.parse("pkg/mod.py")
+    assert module is not None
+    a_size, b_size, c_size = functions(module)
+    nested = PythonProject._splice_nested
+    for function, name in ((a_size, "A"), (b_size, "B")):
+        changes: dict[cst.CSTNode, cst.CSTNode | None] = {function: function.with_changes(body=STUB)}
+        text = nested(project, "pkg/mod.py", module, changes)
+        assert text is not None
+        spliced, whole = both_ways(project, "pkg/mod.py", changes, monkeypatch)
+        assert text == spliced == whole
+        stubbed = text.split(f"class {name}:\n", 1)[1].split("\n\n\n", 1)[0]
+        assert "raise NotImplementedError" in stubbed and text.count("raise NotImplemented") == 1
+    changes = {c_size: c_size.with_changes(body=STUB)}
+    assert nested(project, "pkg/mod.py", module, changes) is None
+    spliced, whole = both_ways(project, "pkg/mod.py", changes, monkeypatch)
+    assert spliced == whole and whole.endswith("    def size(self):\n        raise NotImplementedError\n")
+    assert f'DOC = """\n{method}"""' in whole
+    text = project.text("pkg/mod.py")
+    start = text.find(method, text.find("class C:"))
+    naive = text[:start] + method.replace("return 1", "raise NotImplementedError") \
+        + text[start + len(method):]
+    assert naive != whole and f'DOC = """\n{method}"""' not in naive

@@ -28,6 +28,7 @@ from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
 from taskforge.ingest import ingest
 from taskforge.languages.base import NOT_SCREENED, Runner
+from taskforge.languages.python.testing import screen as screen_module
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.languages.python.testing.screen import ScreenJob, screen
 from taskforge.languages.strategy import SelectOptions, TaskOptions
@@ -257,3 +258,29 @@ def test_without_the_reference_run_the_labels_hold_test_c(reg, monkeypatch) -> N
     monkeypatch.undo()
     problems = reverify.reverify(record, source.snapshot.root, runner)
     assert problems == [f"labels: fail with the reference: {[C]}"]
+
+
+def test_the_servers_own_seconds_are_shared_once(reg, monkeypatch) -> None:
+    """The server's session seconds beyond its children's (start-up, collection, forks)
+    are shared out over the candidates' jobs once: a follow-up reports only what its own
+    child ran, so the jobs' figures add up to the server's (the overhead the bench prints
+    divides by them; counted once per follow-up too, they read a third of the truth low)."""
+    source, _strategy, _candidate, verifier, _halve = reg
+    servers = []
+    run_tests_of_screen = screen_module.run_tests
+
+    def recording(*args, **kwargs):
+        servers.append(run_tests_of_screen(*args, **kwargs))
+        return servers[-1]
+
+    monkeypatch.setattr(screen_module, "run_tests", recording)
+    follow = ("double\0pass", "double\0original")
+    job = ScreenJob(id="double\0raise", modules=("reg.core",),
+                    targets=(("reg/core.py", 4, "double"),), body="raise", tests=(A, C),
+                    then=tuple(zip(follow, ("pass", "original"), strict=True)), order=(C, A))
+    results = screen([job], source.snapshot.root, verifier().runner)
+    assert set(results) == {job.id, *follow}
+    [server] = servers
+    assert sum(r.pytest_seconds for r in results.values()) == pytest.approx(server.pytest_seconds)
+    for job_id in follow:
+        assert 0 < results[job_id].pytest_seconds <= results[job_id].wall_seconds

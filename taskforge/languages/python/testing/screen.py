@@ -108,15 +108,18 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, runner: Runner, *,
         lines = out_file.read_text().splitlines() if out_file.exists() else []
     reported = [json.loads(line) for line in lines]
     # The seconds pytest reports for the server's session (as for any run: collection
-    # included) are shared out: each job gets what its tests took in the children, plus an
-    # equal part of the rest of the session (collecting, importing, forking).
+    # included) are shared out: each job gets what its tests took in the children, and each
+    # of `jobs` (not their follow-ups, which are a candidate's too) an equal part of the
+    # rest of the session (collecting, importing, forking), so the figures add up to it.
     shared = max(0.0, server.pytest_seconds - sum(d.get("pytest_seconds", 0.0)
                                                   for d in reported)) / len(jobs)
+    listed = {job.id for job in jobs}
     results: dict[str, ScreenResult] = {}
     for data in reported:
+        own = data.get("pytest_seconds", 0.0)
         results[data["id"]] = ScreenResult(runs=tuple(data["runs"]),
                                            unscreenable=data["unscreenable"],
-                                           pytest_seconds=data.get("pytest_seconds", 0.0) + shared,
+                                           pytest_seconds=own + shared * (data["id"] in listed),
                                            wall_seconds=data.get("wall_seconds", 0.0))
     for job in jobs:  # a job the server never reported on (it crashed or timed out); its
         # follow-ups may rightly be missing: they run only on tests that failed

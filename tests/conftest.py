@@ -12,10 +12,17 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:  # taskforge itself is imported where used, after the session's settings
+    from taskforge.ingest import IngestedSource
+    from taskforge.languages.strategy import Strategy
+    from taskforge.model import Candidate
+    from taskforge.verify.confirm import Verifier
 
 # A suite started as a background job of a shell without job control (`cmd &` in a script, as
 # some CI runners do) inherits SIGINT ignored, and so would every process it starts: the
@@ -53,6 +60,41 @@ def setuptools_pyproject(name: str, version: str = "0.1") -> str:
     """The smallest `pyproject.toml` a test project installs with: a setuptools package."""
     return (f'[project]\nname = "{name}"\nversion = "{version}"\n[build-system]\n'
             'requires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n')
+
+
+@dataclass
+class PathProject:
+    """A project ingested from a path as the real-project tests use one: the none sandbox,
+    two baseline runs, stub-function's candidates by their short name (`double` for
+    `reg.core.double`), and `verifier(**options)` for a `Verifier` over it."""
+
+    source: IngestedSource
+    strategy: Strategy  # stub-function
+    candidates: dict[str, Candidate]
+    cache: Path
+
+    def verifier(self, **kwargs: Any) -> Verifier:
+        from taskforge.languages.strategy import TaskOptions
+        from taskforge.sandbox import get_sandbox
+        from taskforge.verify.confirm import Verifier, run_timeout
+
+        return Verifier(self.source, get_sandbox("none"), self.cache,
+                        run_timeout(self.source, 120), 2, TaskOptions(), **kwargs)
+
+
+def ingest_path_project(root: Path, cache: Path) -> PathProject:
+    """Ingest the project at `root` (made by `make_project`) and find its stub-function
+    candidates: the fixture every test of verification on a real small project starts from."""
+    from taskforge.ingest import ingest
+    from taskforge.languages.strategy import SelectOptions
+    from taskforge.model import SourceSpec
+    from taskforge.sandbox import get_sandbox
+
+    source = ingest(SourceSpec(kind="path", location=str(root)), cache=cache,
+                    base_dir=root.parent, sandbox=get_sandbox("none"), repeats=2, timeout=120)
+    strategy = source.language.strategy("stub-function")
+    found = strategy.candidates(source.project, source.baseline, SelectOptions())
+    return PathProject(source, strategy, {c.symbol.rsplit(".", 1)[-1]: c for c in found}, cache)
 
 
 def count_calls(monkeypatch: pytest.MonkeyPatch, owner: type, name: str) -> list[tuple]:

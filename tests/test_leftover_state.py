@@ -19,18 +19,13 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from conftest import count_calls, make_project, setuptools_pyproject
+from conftest import count_calls, ingest_path_project, make_project, setuptools_pyproject
 
 from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
-from taskforge.ingest import ingest
 from taskforge.languages.base import Runner
-from taskforge.languages.strategy import SelectOptions, TaskOptions
-from taskforge.model import SourceSpec
-from taskforge.sandbox import get_sandbox
 from taskforge.verify import confirm
 from taskforge.verify import reverify as reverify_module
-from taskforge.verify.confirm import Verifier, run_timeout
 from taskforge.verify.reverify import reverify
 
 pytestmark = pytest.mark.slow  # a real environment, baseline, screen and confirmation runs
@@ -110,18 +105,8 @@ VICTIM = "tests/test_zconfig.py::test_enabled_by_default"
 
 @pytest.fixture(scope="module")
 def gate(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
-    root = make_project(tmp_path_factory.mktemp("gate"), FILES)
-    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
-                    base_dir=root.parent, sandbox=get_sandbox("none"), repeats=2, timeout=120)
-    strategy = source.language.strategy("stub-function")
-    candidates = {c.symbol.rsplit(".", 1)[-1]: c for c in strategy.candidates(
-        source.project, source.baseline, SelectOptions())}
-
-    def verifier(**kwargs) -> Verifier:
-        return Verifier(source, get_sandbox("none"), tf_cache, run_timeout(source, 120), 2,
-                        TaskOptions(), **kwargs)
-
-    return source, strategy, candidates, verifier
+    project = ingest_path_project(make_project(tmp_path_factory.mktemp("gate"), FILES), tf_cache)
+    return project.source, project.strategy, project.candidates, project.verifier
 
 
 def task(gate, name: str, **kwargs) -> dict:

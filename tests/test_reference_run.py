@@ -22,20 +22,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_project, setuptools_pyproject
+from conftest import ingest_path_project, make_project, setuptools_pyproject
 
 from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
-from taskforge.ingest import ingest
 from taskforge.languages.base import NOT_SCREENED, Runner
 from taskforge.languages.python.testing import screen as screen_module
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.languages.python.testing.screen import ScreenJob, screen
-from taskforge.languages.strategy import SelectOptions, TaskOptions
-from taskforge.model import SourceSpec
-from taskforge.sandbox import get_sandbox
 from taskforge.verify import confirm, protocol, reverify
-from taskforge.verify.confirm import Verifier, run_timeout
 from taskforge.workspace import scratch_copy
 
 pytestmark = pytest.mark.slow  # a real environment, baseline, screen and confirmation runs
@@ -133,19 +128,9 @@ Z_FILLS, A_FINDS = "tests/test_order.py::test_z_fills", "tests/test_order.py::te
 
 @pytest.fixture(scope="module")
 def reg(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
-    root = make_project(tmp_path_factory.mktemp("reg"), FILES)
-    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
-                    base_dir=root.parent, sandbox=get_sandbox("none"), repeats=2, timeout=120)
-    strategy = source.language.strategy("stub-function")
-    candidates = strategy.candidates(source.project, source.baseline, SelectOptions())
-    [candidate] = [c for c in candidates if c.symbol.endswith("double")]
-    [halve] = [c for c in candidates if c.symbol.endswith("halve")]
-
-    def verifier(**kwargs) -> Verifier:
-        return Verifier(source, get_sandbox("none"), tf_cache, run_timeout(source, 120), 2,
-                        TaskOptions(), **kwargs)
-
-    return source, strategy, candidate, verifier, halve
+    project = ingest_path_project(make_project(tmp_path_factory.mktemp("reg"), FILES), tf_cache)
+    return (project.source, project.strategy, project.candidates["double"], project.verifier,
+            project.candidates["halve"])
 
 
 def without_reference(monkeypatch: pytest.MonkeyPatch) -> None:

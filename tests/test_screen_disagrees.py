@@ -12,17 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import count_calls, make_project, setuptools_pyproject
+from conftest import count_calls, ingest_path_project, make_project, setuptools_pyproject
 
 from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
-from taskforge.ingest import ingest
 from taskforge.languages.base import Runner
-from taskforge.languages.strategy import SelectOptions, TaskOptions
-from taskforge.model import SourceSpec
-from taskforge.sandbox import get_sandbox
 from taskforge.verify import confirm
-from taskforge.verify.confirm import Verifier, run_timeout
+from taskforge.verify.confirm import Verifier
 
 pytestmark = pytest.mark.slow  # a real environment, baseline and screen
 
@@ -68,16 +64,10 @@ SOURCE = "tests/test_ops.py::test_the_source_on_disk_is_whole"
 
 @pytest.fixture(scope="module")
 def screened(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
-    root = make_project(tmp_path_factory.mktemp("calc"), FILES)
-    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
-                    base_dir=root.parent, sandbox=get_sandbox("none"), repeats=2, timeout=120)
-    strategy = source.language.strategy("stub-function")
-    [candidate] = [c for c in strategy.candidates(source.project, source.baseline,
-                                                  SelectOptions()) if c.symbol.endswith("answer")]
-    verifier = Verifier(source, get_sandbox("none"), tf_cache, run_timeout(source, 120), 2,
-                        TaskOptions())
+    project = ingest_path_project(make_project(tmp_path_factory.mktemp("calc"), FILES), tf_cache)
+    candidate, verifier = project.candidates["answer"], project.verifier()
     verdict = verifier.screen([candidate], LocalExecutor(1))[candidate.key]
-    return verifier, strategy, candidate, verdict
+    return verifier, project.strategy, candidate, verdict
 
 
 def test_a_disagreeing_screen_gives_way_to_the_fresh_protocol(screened, monkeypatch) -> None:

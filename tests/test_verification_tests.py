@@ -8,15 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_project, setuptools_pyproject
+from conftest import ingest_path_project, make_project, setuptools_pyproject
 
 from taskforge.executors import LocalExecutor
-from taskforge.ingest import ingest
 from taskforge.languages.base import verification_tests
-from taskforge.languages.strategy import SelectOptions, TaskOptions
-from taskforge.model import Baseline, Candidate, SourceSpec
-from taskforge.sandbox import get_sandbox
-from taskforge.verify.confirm import Verifier, run_timeout
+from taskforge.model import Baseline, Candidate
 
 
 def candidate(covering: list[str]) -> Candidate:
@@ -110,17 +106,12 @@ SHOUT = "tests/test_names.py::test_shout"
 
 @pytest.fixture(scope="module")
 def lex(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
-    root = make_project(tmp_path_factory.mktemp("lex"), FILES)
-    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
-                    base_dir=root.parent, sandbox=get_sandbox("none"), repeats=2, timeout=120)
-    strategy = source.language.strategy("stub-function")
-    found = {c.symbol.rsplit(".", 1)[-1]: c
-             for c in strategy.candidates(source.project, source.baseline, SelectOptions())}
+    project = ingest_path_project(make_project(tmp_path_factory.mktemp("lex"), FILES), tf_cache)
+    found = project.candidates
     # full_suite: each task is also labelled over the whole suite, and must agree
-    verifier = Verifier(source, get_sandbox("none"), tf_cache, run_timeout(source, 120), 2,
-                        TaskOptions(), full_suite=True)
+    verifier = project.verifier(full_suite=True)
     verdicts = verifier.screen([found["tokens"], found["shout"]], LocalExecutor(1))
-    return source, strategy, verifier, found, verdicts
+    return project.source, project.strategy, verifier, found, verdicts
 
 
 @pytest.mark.slow  # a real environment, baseline, screen and fresh runs

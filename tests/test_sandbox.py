@@ -341,6 +341,59 @@ def test_a_registry_image_is_used_as_is(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert base_spec().tag.startswith("taskforge-base:")
 
 
+def test_what_runs_leave_is_kept_per_image(tmp_path: Path) -> None:
+    """A baseline run in one image is not served for another (TASKFORGE_DOCKER_IMAGE naming
+    another, a base image built from other packages): the keys of what runs leave hold the
+    sandbox's identity, with docker a named image's id or the base image's spec. Positive
+    control: keyed by the backend's name, as before, image B found image A's baseline."""
+    require("docker")
+    import io
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    import docker
+
+    from taskforge.languages.python.testing.baseline import (
+        baseline_key,
+        cached_baseline,
+        keep_baseline,
+    )
+    from taskforge.model import Baseline
+    from taskforge.sandbox.docker import DockerSandbox
+    from taskforge.sandbox.images import IMAGE_ENV, base_spec, ensure_image
+
+    client = docker.from_env()
+    base = ensure_image(client)
+    other, _log = client.images.build(
+        fileobj=io.BytesIO(f"FROM {base}\nLABEL taskforge-test=identity\n".encode()), rm=True)
+    try:
+        a, b = DockerSandbox(SMALL, image=base), DockerSandbox(SMALL, image=other.id)
+        assert (a.identity(), b.identity()) == (f"docker:{base}", f"docker:{other.id}")
+        # taskforge's own base image: what it is built from, the same on every node
+        with pytest.MonkeyPatch.context() as patched:
+            patched.delenv(IMAGE_ENV, raising=False)
+            assert DockerSandbox(SMALL).identity() == f"docker:base-{base_spec().key}"
+        snapshot, env = SimpleNamespace(id="snap"), SimpleNamespace(key="env")
+        kept = Baseline(key=baseline_key(snapshot, env, 2, a.identity()),  # type: ignore[arg-type]
+                        tests=("t",), stable=("t",), flaky=(), failing=(), run_seconds=(1.0,))
+        keep_baseline(tmp_path, kept)
+
+        def found(box: Sandbox) -> Baseline | None:
+            runner = SimpleNamespace(cache=tmp_path, env=env, sandbox=box)
+            return cached_baseline(snapshot, runner, repeats=2)  # type: ignore[arg-type]
+
+        assert found(a) is not None and found(a).stable == ("t",)  # type: ignore[union-attr]
+        assert found(b) is None
+        # keyed by the backend's name (as before), image B is served image A's baseline
+        with pytest.MonkeyPatch.context() as patched:
+            patched.setattr(DockerSandbox, "identity", lambda self: self.name)
+            kept_by_name = replace(kept, key=baseline_key(snapshot, env, 2, "docker"))  # type: ignore[arg-type]
+            keep_baseline(tmp_path, kept_by_name)
+            assert found(b) == kept_by_name
+    finally:
+        client.images.remove(other.id, force=True)
+
+
 def test_the_base_image_key_follows_what_it_is_built_from() -> None:
     from dataclasses import replace
 

@@ -83,6 +83,13 @@ class Sandbox(abc.ABC):
              timeout: float, mounts: Mounts | None = None) -> ExecResult:
         """Run `argv` with `workspace` as the working directory; never raises for exit codes."""
 
+    def identity(self) -> str:
+        """What the outcomes of commands run here depend on besides their own inputs, for the
+        keys of what is kept from runs (baselines, bytecode, self-grading): the backend's
+        name; one whose commands run in an image adds the image (a test that runs `less`
+        passes in one image and fails in another built without it)."""
+        return self.name
+
     def paths_inside(self, mounts: Mounts | None) -> dict[str, str]:
         """Host paths a command with `mounts` sees elsewhere, and where: `exec` rewrites them
         in its argv and environment, and so must anyone handing such a command more work

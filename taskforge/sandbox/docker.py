@@ -106,6 +106,14 @@ class DockerSandbox(Sandbox):
             self._image = images.ensure_image(self.client, self.image_name)
         return self._image
 
+    def identity(self) -> str:
+        # An image named by the user is its id. Taskforge's base image is what it is built
+        # from (its spec's key: suite, architecture, packages), so every Ray node that
+        # builds its own finds the baselines another node kept.
+        if self.image_name or os.environ.get(images.IMAGE_ENV):
+            return f"{self.name}:{self.image()}"
+        return f"{self.name}:base-{images.base_spec().key}"
+
     def image_for(self, mounts: Mounts | None) -> tuple[str, Mounts | None, dict[str, str]]:
         """The image a command runs in, the mounts it still needs, and the host paths to
         rewrite in its argv and environment. A virtual environment among the read-only

@@ -71,7 +71,7 @@ class GradedSource:
 
 
 def _cache_path(source: GradedSource, sandbox: Sandbox, cache: Path) -> Path:
-    key = digest("self-grade", source.snapshot.id, source.env.key, sandbox.name,
+    key = digest("self-grade", source.snapshot.id, source.env.key, sandbox.identity(),
                  sorted(source.stable), build_digest())[:32]
     return cache / "self-grades" / f"{key}.json"
 

@@ -409,7 +409,7 @@ def keep_baseline(cache: Path, baseline: Baseline) -> None:
 def cached_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
                     test_timeout: float) -> Baseline | None:
     path = _path(runner.cache, baseline_key(snapshot, runner.env, repeats,
-                                                runner.sandbox.name, test_timeout))
+                                                runner.sandbox.identity(), test_timeout))
     return _load(path) if path.is_file() else None
 
 
@@ -421,7 +421,7 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
     if cached is not None:
         return cached
     env, sandbox, timeout, cache = runner.env, runner.sandbox, runner.timeout, runner.cache
-    key = baseline_key(snapshot, env, repeats, sandbox.name, test_timeout)
+    key = baseline_key(snapshot, env, repeats, sandbox.identity(), test_timeout)
     runs: list[TestRun] = []
     test_map: TestMap = {}
     per_run: list[list[dict]] = []

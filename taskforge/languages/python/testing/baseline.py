@@ -45,8 +45,9 @@ MAX_HUNG = 5
 
 def baseline_key(snapshot: Snapshot, env: Environment, repeats: int, sandbox: str,
                  test_timeout: float = TEST_TIMEOUT) -> str:
-    # The sandbox is part of the key: what passes depends on it (a test that runs `less`
-    # passes on the host and fails in an image without it).
+    # The sandbox (`Sandbox.identity`: docker's with its image) is part of the key: what
+    # passes depends on it (a test that runs `less` passes on the host and fails in an
+    # image without it, or in a base image rebuilt without it).
     return digest("baseline", FORMAT, snapshot.id, env.key, repeats, sandbox,
                   test_timeout)[:32]
 
@@ -64,7 +65,7 @@ def keep_baseline(cache: Path, baseline: Baseline) -> None:
 def cached_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
                     test_timeout: float = TEST_TIMEOUT) -> Baseline | None:
     path = _path(runner.cache, baseline_key(snapshot, runner.env, repeats,
-                                                runner.sandbox.name, test_timeout))
+                                                runner.sandbox.identity(), test_timeout))
     return _load(path) if path.is_file() else None
 
 
@@ -75,7 +76,7 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
     if cached is not None:
         return cached
     env, sandbox, timeout, cache = runner.env, runner.sandbox, runner.timeout, runner.cache
-    key = baseline_key(snapshot, env, repeats, sandbox.name, test_timeout)
+    key = baseline_key(snapshot, env, repeats, sandbox.identity(), test_timeout)
     path = _path(cache, key)
     runs: list[TestRun] = []
     with scratch_dir(cache, prefix="coverage-") as results:

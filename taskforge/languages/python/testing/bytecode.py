@@ -36,7 +36,7 @@ PYCACHE = "__pycache__"
 def snapshot_bytecode(snapshot: Snapshot, runner: Runner) -> Path:
     """The directory (a tree of `__pycache__` dirs mirroring the snapshot) of the snapshot's
     bytecode for `runner.env`, in `runner.cache`; built on first use."""
-    key = digest("bytecode", FORMAT, snapshot.id, runner.env.key, runner.sandbox.name)[:32]
+    key = digest("bytecode", FORMAT, snapshot.id, runner.env.key, runner.sandbox.identity())[:32]
     final = runner.cache / "bytecode" / key
     final.parent.mkdir(parents=True, exist_ok=True)
     return build_once(final, lambda staging: _build(snapshot, runner, staging))

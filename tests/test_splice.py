@@ -196,3 +196,33 @@ def test_a_method_is_cut_within_its_own_class(tmp_path: Path,
     naive = text[:start] + method.replace("return 1", "raise NotImplementedError") \
         + text[start + len(method):]
     assert naive != whole and f'DOC = """\n{method}"""' not in naive
+
+
+def test_an_elif_is_not_taken_for_a_later_if(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """libcst generates an `elif` branch alone as `if`, which is not its text; where an `if`
+    of the same test and body stands further on in the function, that text is found once
+    within the function. The nested splice must not cut there (the found text must hold
+    the node's own place): it declines, and the whole-file cut stubs the `elif`. Positive
+    control: cut where the generated text was found, the later `if` would be stubbed."""
+    source = ("def f(x, y):\n    if x:\n        return 1\n    elif y:\n        return 2\n"
+              "    if y:\n        return 2\n    return 3\n")
+    root = make_project(tmp_path, {"pkg/mod.py": source})
+    project = PythonProject(root, (".",))
+    module = project.parse("pkg/mod.py")
+    assert module is not None
+    first, later = branches(module)[0], branches(module)[-1]
+    elif_branch = first.orelse
+    assert isinstance(elif_branch, cst.If) and elif_branch is not later
+    changes: dict[cst.CSTNode, cst.CSTNode | None] = {elif_branch: elif_branch.with_changes(body=STUB)}
+    assert PythonProject._splice_nested(project, "pkg/mod.py", module, changes) is None
+    spliced, whole = both_ways(project, "pkg/mod.py", changes, monkeypatch)
+    assert spliced == whole == source.replace("    elif y:\n        return 2\n",
+                                              "    elif y:\n        raise NotImplementedError\n")
+    text = project.text("pkg/mod.py")
+    piece = "    if y:\n        return 2\n"
+    assert module.code_for_node(elif_branch).startswith("if y:") and text.count(piece) == 1
+    start = text.find(piece)
+    naive = text[:start] + piece.replace("return 2", "raise NotImplementedError") \
+        + text[start + len(piece):]
+    assert naive != whole

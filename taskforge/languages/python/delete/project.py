@@ -249,6 +249,12 @@ class PythonProject:
             start = text.find(piece, low, high)
             if start < 0 or text.find(piece, start + 1, high) >= 0:
                 return None
+            # ... and it must hold the node itself: an `elif`, generated as `if`, is not its
+            # own text, which an `if` of the same test and body further on may be
+            first = _line_offset(text, where.start.line) + where.start.column
+            last = _line_offset(text, where.end.line) + where.end.column
+            if not (start <= first and last <= start + len(piece)):
+                return None
             edits.append((start, start + len(piece), _code_in_blocks(module, new, indents)))
         return _edited(text, edits)
 

@@ -372,7 +372,12 @@ def test_what_runs_leave_is_kept_per_image(tmp_path: Path) -> None:
         # taskforge's own base image: what it is built from, the same on every node
         with pytest.MonkeyPatch.context() as patched:
             patched.delenv(IMAGE_ENV, raising=False)
-            assert DockerSandbox(SMALL).identity() == f"docker:base-{base_spec().key}"
+            own = DockerSandbox(SMALL)
+            first = own.identity()
+            assert first == f"docker:base-{base_spec().key}"
+            # worked out once a sandbox (the spec runs dpkg; each task's bytecode asks)
+            patched.setattr("taskforge.sandbox.images.base_spec", lambda: pytest.fail("again"))
+            assert own.identity() == first
         snapshot, env = SimpleNamespace(id="snap"), SimpleNamespace(key="env")
         kept = Baseline(key=baseline_key(snapshot, env, 2, a.identity()),  # type: ignore[arg-type]
                         tests=("t",), stable=("t",), flaky=(), failing=(), run_seconds=(1.0,))

@@ -53,6 +53,7 @@ class DockerSandbox(Sandbox):
         self.limits = limits or Limits.from_env()
         self.image_name = image
         self._image: str | None = None
+        self._identity: str | None = None
         self._docker: Any = None
         self._lock = threading.Lock()
 
@@ -109,10 +110,13 @@ class DockerSandbox(Sandbox):
     def identity(self) -> str:
         # An image named by the user is its id. Taskforge's base image is what it is built
         # from (its spec's key: suite, architecture, packages), so every Ray node that
-        # builds its own finds the baselines another node kept.
-        if self.image_name or os.environ.get(images.IMAGE_ENV):
-            return f"{self.name}:{self.image()}"
-        return f"{self.name}:base-{images.base_spec().key}"
+        # builds its own finds the baselines another node kept. Once per sandbox: the spec
+        # asks dpkg, and a task's verification asks for the identity more than once.
+        if self._identity is None:
+            named = self.image_name or os.environ.get(images.IMAGE_ENV)
+            self._identity = f"{self.name}:{self.image()}" if named \
+                else f"{self.name}:base-{images.base_spec().key}"
+        return self._identity
 
     def image_for(self, mounts: Mounts | None) -> tuple[str, Mounts | None, dict[str, str]]:
         """The image a command runs in, the mounts it still needs, and the host paths to

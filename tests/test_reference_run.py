@@ -249,7 +249,7 @@ def test_the_servers_own_seconds_are_shared_once(reg, monkeypatch) -> None:
     """The server's session seconds beyond its children's (start-up, collection, forks)
     are shared out over the candidates' jobs once: a follow-up reports only what its own
     child ran, so the jobs' figures add up to the server's (the overhead the bench prints
-    divides by them; counted once per follow-up too, they read a third of the truth low)."""
+    divides by them; with the share added to each follow-up too, the overhead read low)."""
     source, _strategy, _candidate, verifier, _halve = reg
     servers = []
     run_tests_of_screen = screen_module.run_tests

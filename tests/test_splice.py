@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import libcst as cst
+import libcst.matchers as m
 import pytest
 from conftest import make_project
 
@@ -24,25 +25,11 @@ def real_files() -> list[Path]:
 
 
 def functions(module: cst.Module) -> list[cst.FunctionDef]:
-    found: list[cst.FunctionDef] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            found.append(node)
-
-    module.visit(Collect())
-    return found
+    return [node for node in m.findall(module, m.FunctionDef()) if isinstance(node, cst.FunctionDef)]
 
 
 def branches(module: cst.Module) -> list[cst.If]:
-    found: list[cst.If] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_If(self, node: cst.If) -> None:
-            found.append(node)
-
-    module.visit(Collect())
-    return found
+    return [node for node in m.findall(module, m.If()) if isinstance(node, cst.If)]
 
 
 def both_ways(project: PythonProject, path: str,

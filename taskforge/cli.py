@@ -521,13 +521,18 @@ def grade(tasks: str, instance_id: str, workspace: str, as_json: bool, mode: str
 @click.option("--id", "instance_id", default=None, help="Only this task.")
 @click.option("--full-suite", is_flag=True, help="Run F2P and every P2P test, not only the "
                                                   "targeted set.")
+@click.option("--grade", "grade_reference", is_flag=True,
+              help="Also grade each task as an RL loop would: the reference solution must "
+                   "score 1.0 with nothing reported, the start state 0 (two whole-suite "
+                   "runs a task).")
 @click.option("--timeout", default=300.0, show_default=True, type=float)
 @sandbox_option
 @cache_option
-def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float, sandbox: str,
-           cache: str | None) -> None:
+def verify(tasks: str, instance_id: str | None, full_suite: bool, grade_reference: bool,
+           timeout: float, sandbox: str, cache: str | None) -> None:
     """Re-verify tasks from scratch: every gate `generate` ran (labels, trivial-solution,
-    collection-breaks, leak-scan); exit 1 if any task fails one."""
+    collection-breaks, leak-scan), and with --grade the grader's; exit 1 if any task fails
+    one."""
     from taskforge.tasks import load_tasks
 
     taskset = load_tasks(tasks, cache)
@@ -535,7 +540,8 @@ def verify(tasks: str, instance_id: str | None, full_suite: bool, timeout: float
     box = get_sandbox(sandbox)
     failures = 0
     for n, task in enumerate(chosen, 1):
-        problems = task.reverify(sandbox=box, full_suite=full_suite, timeout=timeout)
+        problems = task.reverify(sandbox=box, full_suite=full_suite, grade=grade_reference,
+                                 timeout=timeout)
         gates = sorted({p.split(":", 1)[0] for p in problems})
         status = "ok" if not problems else f"FAILED {', '.join(gates)}: " + "; ".join(problems)
         failures += bool(problems)

@@ -59,15 +59,16 @@ class Task:
         return grade_workspace(self.record, solution, self.snapshot_root(),
                                self.runner(box, timeout=timeout), mode=mode)
 
-    def reverify(self, *, sandbox: Sandbox, full_suite: bool = False,
+    def reverify(self, *, sandbox: Sandbox, full_suite: bool = False, grade: bool = False,
                  timeout: float = 300.0) -> list[str]:
         """Re-run, from scratch, every gate `generate` ran: the labels, the trivial solutions,
-        the collection check and the leak scan of a fresh materialization. Returns the
+        the collection check and the leak scan of a fresh materialization; with `grade`, the
+        grader too (the reference solution must score 1.0, the start state 0). Returns the
         problems found, each `gate: what` (empty: verified)."""
         from taskforge.verify.reverify import reverify
 
         return reverify(self.record, self.snapshot_root(), self.runner(sandbox, timeout=timeout),
-                        full_suite=full_suite)
+                        full_suite=full_suite, grade=grade)
 
     def runner(self, sandbox: Sandbox, *, timeout: float = 300.0) -> Runner:
         """How this task's tests run: its language and environment (rebuilt on first use),

@@ -227,3 +227,47 @@ def test_verify_checks_collection_where_generate_did(generated: Path, tf_cache: 
     assert scale.reverify(sandbox=box) == [] and len(collected) == 1
     del scale.record["verification"]["collection_checked"]
     assert scale.reverify(sandbox=box) == [] and len(collected) == 2
+
+
+@pytest.mark.slow
+def test_verify_grade_grades_the_reference_and_the_start_state(generated: Path, tf_cache: Path,
+                                                               tmp_path: Path) -> None:
+    """`verify --grade`: the grader's gate, which the runner's labels cannot stand in for.
+    Attacks, each a record an RL loop would be fed: (1) PASS_TO_PASS names a test the
+    targeted labels never run (a stale record: the suite renamed it) and the reference
+    solution fails it, so every correct solution scores 0; (2) FAIL_TO_PASS emptied, so the
+    untouched start state scores 1.0. Positive controls: plain verify passes (1) (its labels
+    run the targeted tests only), and grading (2)'s start state gives 1.0: a loop fed the
+    record rewards doing nothing."""
+    out = tmp_path / "out"
+    shutil.copytree(generated, out)
+    by_symbol = records(out)
+    stale, empty = by_symbol["vg.core.scale"], by_symbol["vg.core.check_positive"]
+    assert stale["verification"]["collection_checked"] is False  # no collect-only run sees it
+    stale["PASS_TO_PASS"] = sorted([*stale["PASS_TO_PASS"], "tests/test_core.py::test_renamed"])
+    empty["PASS_TO_PASS"] = sorted(set(empty["PASS_TO_PASS"]) - set(empty["FAIL_TO_PASS"]))
+    empty["FAIL_TO_PASS"] = []
+    (out / SHARD).write_text("".join(json.dumps(r) + "\n" for r in
+                                     sorted(by_symbol.values(), key=lambda r: r["instance_id"])))
+    tasks = {t.record["deleted"][0]["symbol"]: t
+             for t in taskforge.load_tasks(out, cache=tf_cache)}
+    box = get_sandbox("none")
+
+    # (1) plain verify accepts the stale record; the grader's gate names it
+    assert tasks["vg.core.scale"].reverify(sandbox=box) == []
+    problems = tasks["vg.core.scale"].reverify(sandbox=box, grade=True)
+    assert problems == ["grader: the reference solution scores 0.0: "
+                        "errors ['tests/test_core.py::test_renamed']"], problems
+
+    # (2) the grade rewards doing nothing; the grader's gate says so
+    start = tasks["vg.core.check_positive"].materialize(tmp_path / "start")
+    assert tasks["vg.core.check_positive"].grade(start, sandbox=box).reward == 1.0
+    problems = tasks["vg.core.check_positive"].reverify(sandbox=box, grade=True)
+    assert "grader: the start state scores 1.0: no FAIL_TO_PASS test fails under the grader" \
+        in problems, problems
+
+    # a genuine task passes, through the command line
+    genuine = tasks["vg.core.build_table"].instance_id
+    proc = run_cli("verify", str(generated), "--id", genuine, "--grade", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{genuine}: ok" in proc.stdout

@@ -3,7 +3,14 @@ ran, on fresh materializations of the record: the leak scan, the collection chec
 labels on one (in that order: the scan reads it as the agent gets it, then searches the
 environment while the tests run), each trivial solution on its own. Like `generate`'s
 verification workspaces, these get what the language adds for verification runs (Python:
-the snapshot's bytecode for the files the deletion left alone), after the scan."""
+the snapshot's bytecode for the files the deletion left alone), after the scan.
+
+With `grade`, one gate more, which `generate` never runs per task: the grader itself, as an
+RL loop meets the task (the oracle run of SWE-bench's validation and Harbor's): its reference
+solution scores 1.0 with nothing reported, its start state 0. The labels' runs use the
+runner; the grader adds canaries, its integrity checks and every PASS_TO_PASS test, so a
+record whose PASS_TO_PASS the targeted labels never ran, or an environment where the
+grader's checks trip over the suite, fails here and nowhere else."""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from taskforge.errors import Rejected
+from taskforge.grade import grade_workspace
 from taskforge.languages.base import Runner
 from taskforge.materialize import materialize_record
 from taskforge.model import TaskRecord, record_snapshot
@@ -30,17 +38,18 @@ from taskforge.workspace import warm_dir
 
 
 def reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, *,
-             full_suite: bool = False) -> list[str]:
+             full_suite: bool = False, grade: bool = False) -> list[str]:
     """The problems found, each `gate: what` (empty: verified). `full_suite`: the labels of
-    every FAIL_TO_PASS and PASS_TO_PASS test, not only the tests verification ran."""
+    every FAIL_TO_PASS and PASS_TO_PASS test, not only the tests verification ran. `grade`:
+    the grader's gate too (the reference solution and the start state graded)."""
     try:
-        return _reverify(record, snapshot_root, runner, full_suite, scan_meanwhile=True)
+        return _reverify(record, snapshot_root, runner, full_suite, grade, scan_meanwhile=True)
     except ScanRemoves:  # after the runs: all again, the scan's rounds before them
-        return _reverify(record, snapshot_root, runner, full_suite, scan_meanwhile=False)
+        return _reverify(record, snapshot_root, runner, full_suite, grade, scan_meanwhile=False)
 
 
-def _reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, full_suite: bool, *,
-              scan_meanwhile: bool) -> list[str]:
+def _reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, full_suite: bool,
+              grade: bool, *, scan_meanwhile: bool) -> list[str]:
     check = _Reverify(dict(record), snapshot_root, runner)
     found: dict[str, list[str]] = {}
 
@@ -82,10 +91,12 @@ def _reverify(record: TaskRecord, snapshot_root: Path, runner: Runner, full_suit
             except Rejected as why:
                 found["leak-scan"] = [str(why)]
     gate("trivial-solution", check.trivial)
-    return [f"{name}: {problem}" for name in GATES for problem in found[name]]
+    if grade:
+        gate("grader", check.grader)
+    return [f"{name}: {problem}" for name in GATES for problem in found.get(name, [])]
 
 
-GATES = ("labels", "trivial-solution", "collection-breaks", "leak-scan")  # in reports
+GATES = ("labels", "trivial-solution", "collection-breaks", "leak-scan", "grader")  # in reports
 
 
 class _Reverify:
@@ -152,6 +163,26 @@ class _Reverify:
         rejection = null_rejection(nulls, language.null_bodies)
         return [str(rejection)] if rejection else []
 
+    def grader(self) -> list[str]:
+        """The grader on two fresh materializations, as `Task.grade` grades an agent's
+        workspace: the reference solution (`patch` applied) must score 1.0 with nothing
+        reported, the start state as the agent gets it 0."""
+        problems = []
+        with warm_dir(self.runner.cache, prefix="reverify-grade-") as scratch:
+            reference, _removed = materialize_record(self.record, self.root,
+                                                     scratch / "reference")
+            apply_patch(reference, self.record["patch"])
+            graded = grade_workspace(self.record, reference, self.root, self.runner)
+            if graded.reward != 1.0 or graded.tampered:
+                problems.append(f"the reference solution scores {graded.reward}"
+                                + _outcomes(graded.failed, graded.errors, graded.tampered))
+            start, _removed = materialize_record(self.record, self.root, scratch / "start")
+            graded = grade_workspace(self.record, start, self.root, self.runner)
+            if graded.reward != 0.0:
+                problems.append(f"the start state scores {graded.reward}: no FAIL_TO_PASS "
+                                f"test fails under the grader")
+        return problems
+
     def collection(self, workspace: Path) -> list[str]:
         """Collection in the task state against the stable tests (FAIL_TO_PASS and
         PASS_TO_PASS); breaks must be allowed and be the ones recorded. Where `generate`
@@ -184,3 +215,11 @@ class _Reverify:
 
     def fingerprints(self) -> Fingerprints:
         return fingerprint_record(self.record, self.root)  # of the code, not hidden tests
+
+
+def _outcomes(failed: tuple[str, ...], errors: tuple[str, ...], tampered: tuple[str, ...]) -> str:
+    """What a grade that fell short says, its lists cut short."""
+    parts = [f"{name} {list(tests[:3])}{' ...' if len(tests) > 3 else ''}"
+             for name, tests in (("failed", failed), ("errors", errors),
+                                 ("reported", tampered)) if tests]
+    return (": " + "; ".join(parts)) if parts else ""

@@ -34,11 +34,13 @@ the canaries the grader plants are the backstop for those, and for what nobody a
 """
 
 import builtins
+import contextlib
 import functools
 import itertools
 import json
 import operator
 import os
+import pathlib
 import sys
 import threading
 import time
@@ -51,11 +53,16 @@ except ImportError:  # an interpreter built without it
 
 import pytest
 
+try:  # how pytest compiles a test, a conftest or a plugin's module (bound before any project code)
+    from _pytest.assertion.rewrite import _rewrite_test
+except ImportError:  # another pytest: plain compilation only
+    _rewrite_test = None
+
 # The builtins this module calls, bound as its own globals at import: code that replaces
 # them in `builtins` later does not reach the observer (and these names are compared too).
 globals().update({name: getattr(builtins, name) for name in (
-    "all", "any", "bool", "callable", "getattr", "id", "isinstance", "list", "len", "map",
-    "repr", "set", "sum", "tuple", "type", "vars", "zip")})
+    "all", "any", "bool", "callable", "compile", "frozenset", "getattr", "id", "isinstance",
+    "list", "len", "map", "open", "repr", "set", "sum", "tuple", "type", "vars", "zip")})
 
 _TRACKED = ("pytest", "_pytest", "pluggy", "unittest", "builtins", "xml.etree",
             "taskforge_pytest_plugin", "taskforge_integrity")
@@ -94,6 +101,15 @@ def _underlying(value):
     return [value]
 
 
+def _code_key(code):
+    """What tells code objects of one file apart: name, first line, instructions, names and
+    constants (nested code by name and line: it is compared on its own)."""
+    consts = tuple((c.co_name, c.co_firstlineno) if isinstance(c, types.CodeType)
+                   else (type(c), repr(c)) for c in code.co_consts)
+    return (code.co_name, code.co_firstlineno, code.co_code, code.co_names, code.co_varnames,
+            consts)
+
+
 def _tracked(name):
     return any(name == root or name.startswith(root + ".") for root in _TRACKED)
 
@@ -125,6 +141,8 @@ class _Observer:
         self._workspace = workspace
         self._test_files = test_files
         self._groups = []
+        self._known_code = {}  # id -> code object of a function the snapshot holds (and nested)
+        self._compiled = {}  # file -> what its source compiles to (`_code_of_file`)
         self._watched_modules = set()
         self._namespaces = []  # (label, a class's or an object's dictionary, its keys, rule)
         self._seen = set()
@@ -138,6 +156,7 @@ class _Observer:
         self._import_hooks = (*sys.meta_path, *sys.path_hooks)
         self._hookimpls_checked = set()
         self._plugin_files = frozenset()
+        self._config = None  # the session's, once seen: pytest's rewriter reads it
         self._property_tests = {}  # node id -> (test function, its settings, their values)
         self._emit({"kind": "start", "entries": sum(len(g[2]) for g in self._groups)})
 
@@ -235,7 +254,17 @@ class _Observer:
                         functions.setdefault(id(function), (function, label))
         for function, label in functions.values():
             entries.append((function, None, label, "code", function.__code__))
+            self._know(function.__code__)
         return entries
+
+    def _know(self, code):
+        """Remember `code` and the code nested in it (closures made at run time) as the
+        snapshot's: code of the file it names, no need to compile that file to tell."""
+        stack = [code]
+        while stack:
+            code = stack.pop()
+            self._known_code[id(code)] = code
+            stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
 
     def watch_test_code(self):
         """Add the test code, imported by now, to the snapshot: the modules of the grading
@@ -326,7 +355,8 @@ class _Observer:
         """Whether `value` is made of functions written in those plugins' files."""
         functions = _underlying(value)
         return all(isinstance(f, types.FunctionType)
-                   and os.path.realpath(f.__code__.co_filename) in self._plugin_files
+                   and not (self._origin(f) or "<").startswith("<")
+                   and os.path.realpath(self._origin(f)) in self._plugin_files
                    for f in functions)
 
     def _index(self, entries):
@@ -466,12 +496,57 @@ class _Observer:
         return f"the bases of {label} were replaced (seen {where})"
 
     def _origin(self, obj):
-        """The file of the code behind a callable, or None for built-in code."""
+        """The file of the code behind a callable, or None for built-in code. Code that names
+        an installed file (or a test's) but is not what that file's source compiles to was
+        compiled at run time under that name (`compile`, `code.replace`, `types.CodeType`,
+        a library's code generator), which any code can do: it is `<not the code of FILE>`,
+        code of no file."""
         obj = _underlying(obj)[0]
         code = getattr(obj, "__code__", None)
         if code is None and not isinstance(obj, types.BuiltinFunctionType | type):
             code = getattr(type(obj).__dict__.get("__call__"), "__code__", None)
-        return None if code is None else code.co_filename
+        if not isinstance(code, types.CodeType):
+            return None
+        filename = code.co_filename
+        if filename.startswith("<"):
+            return filename
+        path = os.path.realpath(filename)
+        if path in self._solution or not os.path.isfile(path) or self._genuine(code, path):
+            return filename
+        return f"<not the code of {filename}>"
+
+    def _genuine(self, code, path):
+        """Whether `code` is code of the file `path`: the snapshot's, or what the file's source
+        compiles to, as Python or pytest's assertion rewriter compiles it, at that name and
+        line (its instructions, names and constants are compared: a run-time copy of a real
+        function's code under a new name, or of another's, is not)."""
+        if self._known_code.get(id(code)) is code:
+            return True
+        compiled = self._compiled.get(path)
+        if compiled is None:
+            compiled = self._compiled[path] = self._code_of_file(path)
+        return _code_key(code) in compiled
+
+    def _code_of_file(self, path):
+        """The keys (`_code_key`) of every code object `path`'s source compiles to, plainly
+        and rewritten by pytest (a test, a conftest, a plugin's module); empty when it cannot
+        be read or compiled (its code is then no code of that file: fail closed)."""
+        roots = []
+        try:
+            with open(path, "rb") as handle:
+                roots.append(compile(handle.read(), path, "exec", dont_inherit=True))
+        except Exception:  # unreadable, or not Python
+            return frozenset()
+        if _rewrite_test is not None:
+            # (another pytest's signature: plain compilation only)
+            with contextlib.suppress(Exception):
+                roots.append(_rewrite_test(pathlib.Path(path), self._config)[1])
+        keys = set()
+        while roots:
+            code = roots.pop()
+            keys.add(_code_key(code))
+            roots.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        return frozenset(keys)
 
     def _suspicious(self, obj):
         """Code that comes from the solution's files, or from no file at all."""
@@ -493,6 +568,7 @@ class _Observer:
 
     def check_runner(self, config, where):
         """Hook implementations and import hooks whose code is the solution's."""
+        self._config = config
         manager = config.pluginmanager
         for caller in list(vars(manager.hook).values()):
             get = getattr(caller, "get_hookimpls", None)

@@ -26,6 +26,7 @@ import difflib
 import functools
 import io
 import keyword
+import math
 import os
 import re
 import tokenize
@@ -71,11 +72,27 @@ class Fingerprint:
 
 
 @dataclass(frozen=True)
+class Copy:
+    """Deleted code the remaining tree still holds: `lines` of a deleted run of `of`
+    non-blank lines, consecutive and verbatim (indentation aside), in `path`."""
+
+    path: str
+    lines: int
+    of: int
+
+    def __str__(self) -> str:
+        return f"{self.path} holds {self.lines} of the {self.of} deleted lines, verbatim"
+
+
+@dataclass(frozen=True)
 class Fingerprints:
     """Everything the scanner looks for, for one task."""
 
     texts: tuple[Fingerprint, ...] = ()
     code: tuple[tuple[str, str], ...] = ()  # (co_qualname, code_signature)
+    # Where the remaining tree still holds deleted code verbatim (`copied_in_tree`): what
+    # is there is no fingerprint, so no scan can find it; such a task is no task.
+    copied: Copy | None = field(default=None, compare=False)
     _search: tuple[bytes, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -280,10 +297,11 @@ def _blocks(runs: list[tuple[int, list[str]]], distinctive: set[str]) -> set[Fin
     return found
 
 
-def absent_from(candidates: Iterable[bytes], corpus: Iterable[bytes]) -> set[bytes]:
+def absent_from(candidates: Iterable[bytes], corpus: Iterable[bytes] | bytes) -> set[bytes]:
     """The candidates that occur in no corpus text (substring test, shortest first: a
-    candidate containing a known-absent one is absent without another search)."""
-    blob = b"\0".join(corpus)
+    candidate containing a known-absent one is absent without another search). `corpus`:
+    the texts, or already joined with NUL bytes."""
+    blob = corpus if isinstance(corpus, bytes) else b"\0".join(corpus)
     absent: list[bytes] = []
     for cand in sorted(set(candidates), key=lambda b: (len(b), b)):
         if any(a in cand for a in absent) or cand not in blob:
@@ -313,13 +331,63 @@ def fingerprint_deletion(original_texts: Mapping[str, str | bytes],
             code |= deleted_methods(_as_bytes(original_texts[path]),
                                     None if task is None else _as_bytes(task))
     corpus = [_as_bytes(v) for v in task_texts.values()]
-    absent = absent_from((_as_bytes(c.text) for c in candidates), corpus)
+    blob = b"\0".join(corpus)
+    absent = absent_from((_as_bytes(c.text) for c in candidates), blob)
     texts = {c for c in candidates if _as_bytes(c.text) in absent}
     lines = {c.text for c in texts if c.kind == "line"}
     blocks = _blocks(runs, lines)
-    absent_blocks = absent_from((_as_bytes(b.text) for b in blocks), corpus)
+    absent_blocks = absent_from((_as_bytes(b.text) for b in blocks), blob)
     texts |= {b for b in blocks if _as_bytes(b.text) in absent_blocks}
-    return Fingerprints(tuple(sorted(texts)), tuple(sorted(code)))
+    return Fingerprints(tuple(sorted(texts)), tuple(sorted(code)),
+                        copied_in_tree(runs, task_texts, blob))
+
+
+COPY_MIN = 3  # deleted lines: fewer than this, consecutive, are no copy but an idiom...
+COPY_MOST = 0.8  # ...and a copy holds this share of a deleted run at least (a sibling that
+# shares half its lines is code to learn from, as a project's neighbouring code always is)
+
+
+def copied_in_tree(runs: list[tuple[int, list[str]]], task_texts: Mapping[str, str | bytes],
+                   blob: bytes | None = None) -> Copy | None:
+    """The longest verbatim copy, in any one file of the remaining tree (`task_texts`), of
+    a deleted run: COPY_MOST of its non-blank lines and COPY_MIN at least, consecutive,
+    indentation aside; None where there is none. A module that carries a copy of another's
+    class (boltons' urlutils holds dictutils' OrderedMultiDict) leaves every deleted line of
+    its methods in the tree: no line is a fingerprint then (each is found elsewhere,
+    `fingerprint_deletion`), and the agent copies the answer; so does a sibling method with
+    the very same body (cachetools' LRUCache.popitem and FIFOCache.popitem). Siblings that
+    share some lines are no copy. `blob`: the tree's texts joined, to rule most runs out at
+    once."""
+    if blob is None:
+        blob = b"\0".join(_as_bytes(v) for v in task_texts.values())
+    found: Copy | None = None
+    for _first, run in runs:
+        body = [ln.strip() for ln in run if ln.strip()]
+        need = max(COPY_MIN, math.ceil(COPY_MOST * len(body)))
+        if len(body) < need:
+            continue
+        there = {ln for ln in set(body) if ln.encode("utf-8", "surrogatepass") in blob}
+        if sum(ln in there for ln in body) < need:
+            continue  # too few of its lines are anywhere in the tree (most deletions)
+        for path, text in task_texts.items():
+            longest = _longest_common_run(body, [ln.strip() for ln in _as_text(text).splitlines()
+                                                 if ln.strip()])
+            if longest >= need and (found is None or longest > found.lines):
+                found = Copy(path, longest, len(body))
+    return found
+
+
+def _longest_common_run(body: list[str], lines: list[str]) -> int:
+    """The most consecutive lines of `body` that occur consecutively in `lines`."""
+    where: dict[str, list[int]] = {}
+    for i, line in enumerate(body):
+        where.setdefault(line, []).append(i)
+    best, previous = 0, {}
+    for line in lines:
+        current = {i: previous.get(i - 1, 0) + 1 for i in where.get(line, ())}
+        best = max(best, *current.values()) if current else best
+        previous = current
+    return best
 
 
 def _dir_is_read(parts: tuple[str, ...], path: Path) -> bool:

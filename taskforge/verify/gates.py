@@ -89,12 +89,21 @@ def leak_scan_gate(deletion_patch: str, snapshot_root: Path, env_dir: Path | Non
     task's own scan removed), and scan it and `env_dir`: the record's `sanitizer` field, or
     Rejected (`leak:*`, `leak-scan-undecided`); then `test_patch` must restore the hidden
     tests there (`restore_tests`)."""
+    copy_gate(fingerprints)
     with scratch_dir(cache, prefix="scan-") as scratch:
         workspace, removed = materialize(deletion_patch, snapshot_root, scratch / "workspace",
                                          also_remove=also_remove)
         sanitizer = scan_gate(workspace, removed, snapshot_root, env_dir, fingerprints)
         restore_tests(workspace, test_patch, snapshot_root)
         return sanitizer
+
+
+def copy_gate(fingerprints: Fingerprints) -> None:
+    """Rejected (`leak:copy-in-tree`) where the task's own tree still holds its deleted code
+    verbatim (`Fingerprints.copied`): no scan can find what is no fingerprint, and the agent
+    copies the answer from the other file."""
+    if fingerprints.copied is not None:
+        raise Rejected("leak:copy-in-tree", str(fingerprints.copied))
 
 
 def restore_tests(workspace: Path, test_patch: str, snapshot_root: Path) -> None:
@@ -116,6 +125,7 @@ def begin_scan_gate(workspace: Path, removed: dict[str, list[str]], snapshot_roo
                     env_dir: Path | None, fingerprints: Fingerprints) -> PendingScan:
     """`scan_gate` begun: `workspace` is read now, the environment searched meanwhile (see
     `PendingScan`); its `finish` gives the `sanitizer` field or Rejected."""
+    copy_gate(fingerprints)
     return PendingScan(workspace, env_dir, fingerprints, tracked_paths(snapshot_root),
                        sanitized=removed)
 
@@ -124,5 +134,6 @@ def scan_gate(workspace: Path, removed: dict[str, list[str]], snapshot_root: Pat
               env_dir: Path | None, fingerprints: Fingerprints) -> dict[str, Any]:
     """The leak scan of `workspace`, just materialized (`removed`: what that sanitized), and
     of `env_dir`: the record's `sanitizer` field, or Rejected."""
+    copy_gate(fingerprints)
     return sanitize_and_scan(workspace, env_dir, fingerprints, tracked_paths(snapshot_root),
                              sanitized=removed)

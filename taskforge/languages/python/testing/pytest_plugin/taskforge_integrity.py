@@ -157,6 +157,9 @@ class _Observer:
         self._hookimpls_checked = set()
         self._plugin_files = frozenset()
         self._config = None  # the session's, once seen: pytest's rewriter reads it
+        runner = sys.modules.get("_pytest.runner")
+        self._call_and_report = getattr(getattr(runner, "call_and_report", None),
+                                        "__code__", None)
         self._property_tests = {}  # node id -> (test function, its settings, their values)
         self._emit({"kind": "start", "entries": sum(len(g[2]) for g in self._groups)})
 
@@ -503,10 +506,38 @@ class _Observer:
         code of no file."""
         obj = _underlying(obj)[0]
         code = getattr(obj, "__code__", None)
-        if code is None and not isinstance(obj, types.BuiltinFunctionType | type):
+        if isinstance(obj, type):  # what calling a class runs, else where it was written
+            code = self._class_code(obj)
+            if code is None or code.co_filename.startswith("<"):  # or a dataclass's __init__
+                return self._class_file(obj)
+        elif code is None and not isinstance(obj, types.BuiltinFunctionType):
             code = getattr(type(obj).__dict__.get("__call__"), "__code__", None)
         if not isinstance(code, types.CodeType):
             return None
+        return self._code_origin(code)
+
+    @staticmethod
+    def _class_code(cls):
+        """The code calling `cls` runs of its own (`__new__`, `__init__` written in Python),
+        read from the classes' dictionaries: no attribute lookup runs the class's code."""
+        for klass in cls.__mro__:
+            for name in ("__new__", "__init__"):
+                code = getattr(vars(klass).get(name), "__code__", None)
+                if isinstance(code, types.CodeType):
+                    return code
+        return None
+
+    @staticmethod
+    def _class_file(cls):
+        """The file of the module that defined `cls`, or None (a built-in type)."""
+        if not cls.__flags__ & _HEAPTYPE:
+            return None
+        module = sys.modules.get(vars(cls).get("__module__") or "")
+        filename = getattr(module, "__file__", None)
+        return filename if isinstance(filename, str) else "<unknown module>"
+
+    def _code_origin(self, code):
+        """`_origin` of a code object."""
         filename = code.co_filename
         if filename.startswith("<"):
             return filename
@@ -551,12 +582,10 @@ class _Observer:
     def _suspicious(self, obj):
         """Code that comes from the solution's files, or from no file at all."""
         filename = self._origin(obj)
-        if filename is None:
+        if not self._judged_suspicious(filename):
             return None
-        path = os.path.realpath(filename) if not filename.startswith("<") else filename
-        if path in self._solution or filename.startswith("<") or not os.path.isfile(path):
-            return self._relative(path)
-        return None
+        return self._relative(os.path.realpath(filename) if not filename.startswith("<")
+                              else filename)
 
     def _origin_text(self, obj):
         filename = self._origin(obj)
@@ -578,6 +607,12 @@ class _Observer:
                 if id(impl) in self._hookimpls_checked:
                     continue
                 self._hookimpls_checked.add(id(impl))
+                function = _underlying(impl.function)[0]
+                if not isinstance(function, types.FunctionType):
+                    # pluggy calls any callable: a class runs its __init__ (added with
+                    # `_add_hookimpl`, past `register`'s check that it is a routine)
+                    self._problem(f"a hook implementation ({caller.name}) is a "
+                                  f"{type(function).__name__}, not a function (seen {where})")
                 culprit = self._suspicious(impl.function)
                 if culprit:
                     self._problem(f"a hook implementation ({caller.name}) was registered "
@@ -642,6 +677,9 @@ class _Observer:
     def pytest_runtest_makereport(self, item, call):
         """The second observer: whether this phase raised, read from the CallInfo by the
         outermost wrapper, before any report exists."""
+        self._check_call_path(item, call.when)
+        if call.when == "call":
+            self._check_instances(item)
         raised = call.excinfo is not None or bool(getattr(item, "_excinfo", None))
         if raised:
             kind = call.excinfo.typename if call.excinfo is not None else "unittest failure"
@@ -656,6 +694,42 @@ class _Observer:
             if self._spent <= COMPARE_SHARE * (self._clock() - self._started):
                 self.compare(f"after {item.nodeid}")
         yield
+
+    def _check_call_path(self, item, when):
+        """The frames between the runner's `call_and_report` and this hook: pluggy's and
+        pytest's own. Code of the solution's (or of no file) among them wraps the hook call
+        and could hide this observer's view of the test (it decides what reaches here)."""
+        frame = sys._getframe(2)
+        for _ in range(40):
+            if frame is None or frame.f_code is self._call_and_report:
+                return
+            origin = self._code_origin(frame.f_code)
+            if self._judged_suspicious(origin):
+                self._problem(f"the report of {item.nodeid} ({when}) went through "
+                              f"{self._relative(origin)}")
+                return
+            frame = frame.f_back
+
+    def _check_instances(self, item):
+        """The test's item and the session, as instances: what a solution stores there is
+        found by pytest before its class's code (`session.gethookproxy`, which every
+        `item.ihook` call goes through; `item.runtest`), and no snapshot holds instances."""
+        for label, obj in (("the session", item.session), (item.nodeid, item)):
+            for attr, value in list(vars(obj).items()):
+                culprit = self._suspicious(value) if callable(value) else None
+                if culprit is None and not isinstance(value, _KINDS):
+                    kind = type(value)
+                    culprit = self._suspicious(kind) if kind.__flags__ & _HEAPTYPE else None
+                if culprit:
+                    self._problem(f"{label}'s {attr} was set to code from {culprit} "
+                                  f"(seen when {item.nodeid} ran)")
+
+    def _judged_suspicious(self, origin):
+        """`_suspicious`'s verdict on an `_origin`."""
+        if origin is None:
+            return False
+        path = os.path.realpath(origin) if not origin.startswith("<") else origin
+        return path in self._solution or origin.startswith("<") or not os.path.isfile(path)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_finish(self, session):

@@ -362,7 +362,7 @@ def copied_in_tree(runs: list[tuple[int, list[str]]], task_texts: Mapping[str, s
         blob = b"\0".join(_as_bytes(v) for v in task_texts.values())
     found: Copy | None = None
     for _first, run in runs:
-        body = [ln.strip() for ln in run if ln.strip()]
+        body = _code_lines(run)
         need = max(COPY_MIN, math.ceil(COPY_MOST * len(body)))
         if len(body) < need:
             continue
@@ -370,11 +370,25 @@ def copied_in_tree(runs: list[tuple[int, list[str]]], task_texts: Mapping[str, s
         if sum(ln in there for ln in body) < need:
             continue  # too few of its lines are anywhere in the tree (most deletions)
         for path, text in task_texts.items():
-            longest = _longest_common_run(body, [ln.strip() for ln in _as_text(text).splitlines()
-                                                 if ln.strip()])
+            longest = _longest_common_run(body, _code_lines(_as_text(text).splitlines()))
             if longest >= need and (found is None or longest > found.lines):
                 found = Copy(path, longest, len(body))
     return found
+
+
+_PROMPT = re.compile(r"^(?:>>>|\.\.\.)(?: |$)")
+
+
+def _code_lines(lines: Iterable[str]) -> list[str]:
+    """`lines` as a copy is compared: stripped, a doctest's `>>> `/`... ` prompt off (the
+    code in a docs page or a docstring), comment lines and blank ones left out (prose: a copy
+    that says where it comes from is still one)."""
+    out = []
+    for line in lines:
+        line = _PROMPT.sub("", line.strip()).strip()
+        if line and not line.startswith(("#", "//")):
+            out.append(line)
+    return out
 
 
 def _longest_common_run(body: list[str], lines: list[str]) -> int:

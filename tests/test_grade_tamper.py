@@ -431,6 +431,29 @@ def rewrite_the_helper_at_run_time(ws: Path) -> None:
     """)
 
 
+def rewrite_the_helper_from_a_thread_under_a_standard_modules_name(ws: Path) -> None:
+    # As `rewrite_the_helper_at_run_time`, but the write runs in a thread, in code compiled
+    # under json's file name: every frame of that thread is (or claims to be) the standard
+    # library's, so the audit hook charged the write to no one.
+    stub_body(ws, "return None")
+    append(ws / "ledger" / "__init__.py", '''\
+        import json as _json
+        import pathlib as _pathlib
+        import threading as _threading
+
+        _SOURCE = (
+            "def rewrite(path):\\n"
+            "    with open(path, 'w') as handle:\\n"
+            "        handle.write('def check(actual, expected):\\\\n    pass\\\\n')\\n")
+        _namespace = {}
+        exec(compile(_SOURCE, _json.__file__, "exec"), _namespace)
+        _helpers = _pathlib.Path(__file__).resolve().parents[1] / "tests" / "helpers.py"
+        _thread = _threading.Thread(target=_namespace["rewrite"], args=(str(_helpers),))
+        _thread.start()
+        _thread.join()
+    ''')
+
+
 def recover_the_original_with_git(ws: Path) -> None:
     stub_body(ws, """\
         import subprocess
@@ -917,6 +940,8 @@ ATTACKS: dict[Callable[[Path], None], tuple[str, ...]] = {
     always_equal_from_unittest_mock: (
         "imports a test double (unittest.mock) in non-test code: ledger/core.py",),
     rewrite_the_helper_at_run_time: ("writes tests/helpers.py at run time from ledger/__init__.py",),
+    rewrite_the_helper_from_a_thread_under_a_standard_modules_name: (
+        "writes tests/helpers.py at run time from <not the code of ",),
     fetch_the_answer_over_the_network: ("uses the network from ledger/core.py",),
     runner_function_replaced_through_sys_modules: ("_pytest.runner.call_and_report was replaced",),
     report_outcome_property_added: ("_pytest.reports.TestReport.outcome was added",),

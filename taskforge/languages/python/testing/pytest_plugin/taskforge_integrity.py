@@ -110,6 +110,42 @@ def _code_key(code):
             consts)
 
 
+_FILE_KEYS = {}  # file -> `_code_key`s of what its source compiles to (`code_of_file`)
+
+
+def code_of_file(code, path, config=None):
+    """Whether `code` is what the file `path` (a real path) compiles to, plainly or through
+    pytest's assertion rewriter (a test, a conftest, a plugin's module: `config`, the
+    session's, tells the rewriter how), at its name and line. Code compiled at run time under
+    that file's name (`compile`, `code.replace`, a library's code generator) is not. Each
+    file is compiled once a process; one that cannot be read or compiled holds no code
+    (fail closed). Also the audit hook's (taskforge_pytest_plugin), for the frames it
+    charges events to."""
+    keys = _FILE_KEYS.get(path)
+    if keys is None:
+        keys = _FILE_KEYS[path] = _keys_of_file(path, config)
+    return _code_key(code) in keys
+
+
+def _keys_of_file(path, config):
+    roots = []
+    try:
+        with open(path, "rb") as handle:
+            roots.append(compile(handle.read(), path, "exec", dont_inherit=True))
+    except Exception:  # unreadable, or not Python
+        return frozenset()
+    if _rewrite_test is not None:
+        # (another pytest's signature: plain compilation only)
+        with contextlib.suppress(Exception):
+            roots.append(_rewrite_test(pathlib.Path(path), config)[1])
+    keys = set()
+    while roots:
+        code = roots.pop()
+        keys.add(_code_key(code))
+        roots.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return frozenset(keys)
+
+
 def _tracked(name):
     return any(name == root or name.startswith(root + ".") for root in _TRACKED)
 
@@ -142,7 +178,6 @@ class _Observer:
         self._test_files = test_files
         self._groups = []
         self._known_code = {}  # id -> code object of a function the snapshot holds (and nested)
-        self._compiled = {}  # file -> what its source compiles to (`_code_of_file`)
         self._watched_modules = set()
         self._namespaces = []  # (label, a class's or an object's dictionary, its keys, rule)
         self._seen = set()
@@ -551,33 +586,8 @@ class _Observer:
         compiles to, as Python or pytest's assertion rewriter compiles it, at that name and
         line (its instructions, names and constants are compared: a run-time copy of a real
         function's code under a new name, or of another's, is not)."""
-        if self._known_code.get(id(code)) is code:
-            return True
-        compiled = self._compiled.get(path)
-        if compiled is None:
-            compiled = self._compiled[path] = self._code_of_file(path)
-        return _code_key(code) in compiled
+        return self._known_code.get(id(code)) is code or code_of_file(code, path, self._config)
 
-    def _code_of_file(self, path):
-        """The keys (`_code_key`) of every code object `path`'s source compiles to, plainly
-        and rewritten by pytest (a test, a conftest, a plugin's module); empty when it cannot
-        be read or compiled (its code is then no code of that file: fail closed)."""
-        roots = []
-        try:
-            with open(path, "rb") as handle:
-                roots.append(compile(handle.read(), path, "exec", dont_inherit=True))
-        except Exception:  # unreadable, or not Python
-            return frozenset()
-        if _rewrite_test is not None:
-            # (another pytest's signature: plain compilation only)
-            with contextlib.suppress(Exception):
-                roots.append(_rewrite_test(pathlib.Path(path), self._config)[1])
-        keys = set()
-        while roots:
-            code = roots.pop()
-            keys.add(_code_key(code))
-            roots.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-        return frozenset(keys)
 
     def _suspicious(self, obj):
         """Code that comes from the solution's files, or from no file at all."""

@@ -398,6 +398,8 @@ def _install_audit(directory):
     import atexit
     import hashlib
 
+    from taskforge_integrity import code_of_file
+
     root = os.getcwd()
     solution = frozenset(_listed(directory, "solution.txt"))
     protected = frozenset(_listed(directory, "protected.txt"))
@@ -416,6 +418,7 @@ def _install_audit(directory):
     state = threading.local()
     real = {}
     seen = set()
+    verified = {}  # id(code) -> (code, whether it is its file's: `genuine`)
 
     def realpath(name):
         path = real.get(name)
@@ -423,23 +426,41 @@ def _install_audit(directory):
             path = real[name] = os.path.realpath(name)
         return path
 
-    def culprit():
+    def culprit(verify=True):
         """The file of the first frame outside the standard library, frozen and generated
         code (a generated frame is charged to whoever ran it), and whether the import system
-        is on the way (then the open is an import's, judged by the import event)."""
+        is on the way (then the open is an import's, judged by the import event). With
+        `verify`, a frame on the way whose code is not what its file compiles to was
+        compiled at run time under that name (a standard module's, an installed one's:
+        `compile(source, json.__file__, ...)` run in a thread of its own had no frame of the
+        solution's at all) and is the culprit, `<not the code of FILE>`, charged as the
+        solution's (`blamed`)."""
         frame = sys._getframe(1)
         via_import = False
         while frame is not None:
-            name = frame.f_code.co_filename
+            code = frame.f_code
+            name = code.co_filename
             if name.startswith("<"):
                 via_import = via_import or name.startswith("<frozen importlib")
             else:
                 path = realpath(name)
+                if verify and path not in solution and path not in plugin_files \
+                        and not genuine(code, path):
+                    return f"<not the code of {path}>", via_import
                 if (not path.startswith(stdlib) or any(t in path for t in third_party)) \
                         and path not in plugin_files:
                     return path, via_import
             frame = frame.f_back
         return None, via_import
+
+    def genuine(code, path):
+        known = verified.get(id(code))
+        if known is None or known[0] is not code:
+            known = verified[id(code)] = (code, code_of_file(code, path))
+        return known[1]
+
+    def blamed(who):
+        return who in solution or (who or "").startswith("<not the code of ")
 
     def record(message, disqualifies=True):
         if message in seen:
@@ -471,7 +492,7 @@ def _install_audit(directory):
     def guard_protected(path, action):
         if path in protected:
             who, _ = culprit()
-            if who in solution:
+            if blamed(who):
                 record(f"{action} {relative(path)} at run time from {relative(who)}")
                 raise PermissionError(f"taskforge: {path} is restored by the grader")
 
@@ -495,8 +516,10 @@ def _install_audit(directory):
                 guard_results(path, "writes")
                 guard_protected(path, "writes")
             elif any(m in name for m in markers):
-                who, via_import = culprit()
-                if who in solution and not via_import:
+                who, via_import = culprit(verify=False)  # (most are imports': no compiling)
+                if not via_import and not blamed(who):
+                    who, via_import = culprit()
+                if blamed(who) and not via_import:
                     path = os.path.realpath(name)
                     record(f"reads bytecode or caches ({relative(path)}) from {relative(who)}")
         elif event in ("os.rename", "os.remove", "os.truncate", "os.chmod", "os.symlink",
@@ -508,7 +531,7 @@ def _install_audit(directory):
                     guard_protected(path, "changes")
         elif event in spawns:
             who, _ = culprit()
-            if who in solution:
+            if blamed(who):
                 argv = args[spawns[event]]
                 text = argv if isinstance(argv, str | bytes) else " ".join(map(str, argv or ()))
                 words = os.fsdecode(text).split()
@@ -519,22 +542,22 @@ def _install_audit(directory):
                     record(f"runs {program} from {relative(who)}", disqualifies=False)
         elif event in ("socket.connect", "socket.getaddrinfo", "socket.sendto"):
             who, _ = culprit()
-            if who in solution:
+            if blamed(who):
                 record(f"uses the network from {relative(who)}", disqualifies=False)
         elif event == "import":
             top = str(args[0]).split(".")[0]
             if top in ("_pytest", "pluggy", "taskforge_pytest_plugin"):
                 who, _ = culprit()
-                if who in solution:
+                if blamed(who):
                     record(f"imports pytest internals ({args[0]}) from {relative(who)}")
         elif event in ("marshal.loads", "marshal.load"):
             who, via_import = culprit()
-            if who in solution and not via_import:
+            if blamed(who) and not via_import:
                 record(f"loads bytecode (marshal) from {relative(who)}")
         elif event in ("gc.get_objects", "gc.get_referrers", "ctypes.dlopen", "ctypes.dlsym",
                        "ctypes.cdata", "sys.setprofile", "sys.settrace"):
             who, _ = culprit()
-            if who in solution:
+            if blamed(who):
                 record(f"reaches into the interpreter ({event}) from {relative(who)}")
 
     def digest():

@@ -37,7 +37,15 @@ Per package (s/candidate: median and mean over the candidates):
   candidate's whole-suite runs (task state, `repeats` runs) and the FAIL_TO_PASS' in one run of
   the original tree (one more suite per package, untimed). Printed: the limit's median and
   mean, whole/limit (the best any targeted method could reach) and targeted/limit (the
-  distance left), ratios of medians and of means; the table gives the untraced ones;
+  distance left), ratios of medians and of means; the table gives the untraced ones. A
+  test's durations leave out what pytest does around it (hooks, reports, capture, logging,
+  warnings, the JUnit report: about a millisecond a test on humanize, several times the
+  tests' own seconds), which a targeted method pays for each test it runs as the whole suite
+  does; so a third limit, "at pytest's pace", adds that to the untraced one for each test
+  run, measured per package as the original run's session less a collect-only run's (its
+  collection) less its tests' durations, over its tests. whole/paced limit is what a method
+  running the candidate's protocol through pytest, with no start-up or collection at all,
+  could reach;
 - re-verification: the first `--reverify` tasks the targeted pass emitted, each re-verified as
   `taskforge verify` does (`Task.reverify`: the environment rebuilt from the record, the
   snapshot from the cache, `reverify()` with its runner; here the runner is timed), then as
@@ -319,6 +327,31 @@ def original_run(source: IngestedSource, box: Sandbox, cache: Path, timeout: flo
         return run_tests(source.env, workspace, box, timeout=timeout)
 
 
+def collect_only_run(source: IngestedSource, box: Sandbox, cache: Path, timeout: float
+                     ) -> TestRun:
+    """One collect-only run of the untouched tree: what a run spends before any test."""
+    with scratch_copy(source.snapshot.root, cache, prefix="bench-collect-") as workspace:
+        return run_tests(source.env, workspace, box, timeout=timeout,
+                         extra_args=["--collect-only"])
+
+
+def pytest_pace(original: TestRun, collect: TestRun) -> float:
+    """Seconds pytest spends on each test outside the test's own setup, call and teardown
+    (hooks, reports, capture, logging, warnings, the JUnit report): the original tree's
+    session less its collection (a collect-only run) less the tests' durations, per test.
+    Every method that runs a test through pytest pays it, a targeted one too."""
+    own = original.pytest_seconds - collect.pytest_seconds - sum(original.durations.values())
+    return max(0.0, own / max(1, len(original.durations)))
+
+
+def paced_limit(untraced: float, covering: Iterable[str], fail_to_pass: Iterable[str],
+                repeats: int, pace: float) -> float:
+    """The untraced limit plus pytest's `pace` for each test it runs (the covering tests
+    `repeats` times, the FAIL_TO_PASS once): the same tests run through pytest, still with no
+    start-up, collection or anything else."""
+    return untraced + pace * (repeats * len(set(covering)) + len(set(fail_to_pass)))
+
+
 def physical_limit(covering: Iterable[str], fail_to_pass: Iterable[str],
                    task_runs: Sequence[dict[str, float]], reference: dict[str, float]) -> float:
     """The tests themselves and nothing else: the covering tests once per task-state run in
@@ -457,11 +490,14 @@ def measure_package(package: str, args: argparse.Namespace, cache: Path, box: Sa
     whole = whole_suite_pass(source, chosen, box, cache, args.repeats, timeout)
     log(f"{package}: one run of the original tree (reference durations, no tracer)")
     original = original_run(source, box, cache, timeout)
+    pace = pytest_pace(original, collect_only_run(source, box, cache, timeout))
     baseline = source.baseline.durations
     limit = [physical_limit(c.covering_tests, whole[c.key].fail_to_pass,
                             [baseline] * args.repeats, baseline) for c in chosen]
     untraced = [physical_limit(c.covering_tests, whole[c.key].fail_to_pass,
                                whole[c.key].durations, original.durations) for c in chosen]
+    paced = [paced_limit(u, c.covering_tests, whole[c.key].fail_to_pass, args.repeats, pace)
+             for u, c in zip(untraced, chosen, strict=True)]
     records = [t.record for t in targeted.values() if t.record is not None]
     reverified = reverify_pass(records[:args.reverify], box, cache) if args.reverify else []
     audit = audit_pass(source, verifier, chosen, targeted) if args.audit else None
@@ -471,6 +507,7 @@ def measure_package(package: str, args: argparse.Namespace, cache: Path, box: Sa
     w_med, w_mean = med_mean([w.wall for w in whole.values()])
     l_med, l_mean = med_mean(limit)
     u_med, u_mean = med_mean(untraced)
+    p_med, p_mean = med_mean(paced)
     overhead = ratio(sum(t.wall for t in targeted.values()),
                      sum(t.pytest for t in targeted.values()))
     # A candidate sent to every stable test (a failing test's leftovers) runs whole suites,
@@ -519,6 +556,13 @@ def measure_package(package: str, args: argparse.Namespace, cache: Path, box: Sa
           f"mean {ratio(w_mean, u_mean):.1f}x")
     print(f"  targeted/limit             median {ratio(t_med, u_med):.1f}x  "
           f"mean {ratio(t_mean, u_mean):.1f}x")
+    print(f"limit at pytest's pace       median {p_med:.3f}  mean {p_mean:.3f}  (untraced, "
+          f"+ {1000 * pace:.2f} ms a test: pytest's own work around each test)")
+    print(f"  whole/limit                median {ratio(w_med, p_med):.1f}x  "
+          f"mean {ratio(w_mean, p_mean):.1f}x  (the best a method running the tests through "
+          "pytest could reach)")
+    print(f"  targeted/limit             median {ratio(t_med, p_med):.1f}x  "
+          f"mean {ratio(t_mean, p_mean):.1f}x")
     if reverified:
         print(f"reverify s/task              median {r_med:.3f}  mean {r_mean:.3f}  "
               f"({len(reverified)} of {len(records)} tasks; problems: {r_bad})")
@@ -551,6 +595,8 @@ def measure_package(package: str, args: argparse.Namespace, cache: Path, box: Sa
         "ratio": f"{ratio(w_med, t_med):.1f}x / {ratio(w_mean, t_mean):.1f}x",
         "limit": f"{ratio(w_med, u_med):.1f}x / {ratio(w_mean, u_mean):.1f}x",
         "distance": f"{ratio(t_med, u_med):.1f}x / {ratio(t_mean, u_mean):.1f}x",
+        "paced": f"{ratio(w_med, p_med):.1f}x / {ratio(w_mean, p_mean):.1f}x",
+        "paced_distance": f"{ratio(t_med, p_med):.1f}x / {ratio(t_mean, p_mean):.1f}x",
         "overhead": f"{overhead:.2f}x" + (f" ({overhead_covering:.2f}x without {widened_count} "
                                           "widened)" if widened_count else ""),
         "agreement": f"{agree}/{known}",
@@ -566,6 +612,8 @@ TABLE = (("package", "package"), ("tests", "tests"), ("candidates (import time)"
          ("statuses", "statuses"), ("targeted s med / mean", "targeted"),
          ("whole s med / mean", "whole"), ("whole/targeted med / mean", "ratio"),
          ("whole/limit med / mean", "limit"), ("targeted/limit med / mean", "distance"),
+         ("whole/paced limit med / mean", "paced"),
+         ("targeted/paced limit med / mean", "paced_distance"),
          ("overhead", "overhead"), ("agreement", "agreement"),
          ("verify full/targeted med / mean", "reverify"), ("audit", "audit"))
 

@@ -141,10 +141,6 @@ def test_without_the_gate_the_task_gives_its_answer_away(project, monkeypatch,
                         "deleted lines, verbatim"], problems
 
 
-def runs_of(original: str, task: str) -> list[tuple[int, list[str]]]:
-    return deleted_runs(original, task)
-
-
 STUB = '    """Doc."""\n    raise NotImplementedError\n'
 
 
@@ -155,7 +151,7 @@ def test_siblings_that_share_some_lines_are_no_copy() -> None:
                "    if total > limit:\n        raise ValueError(total)\n    return total\n")
     original = f'def weigh(items, limit):\n    """Doc."""\n{body}'
     task = f"def weigh(items, limit):\n{STUB}"
-    runs = runs_of(original, task)
+    runs = deleted_runs(original, task)
     # the sibling shares 3 of 6 lines, never 5 in a row: no copy
     assert copied_in_tree(runs, {"a.py": task, "b.py": f"def price(items, limit):\n{sibling}"}) is None
     # the same body in another function of the same file is one
@@ -169,6 +165,6 @@ def test_siblings_that_share_some_lines_are_no_copy() -> None:
 def test_a_short_body_is_too_short_to_call_a_copy() -> None:
     original = 'def name(self):\n    """Doc."""\n    return self._name\n'
     task = 'def name(self):\n    """Doc."""\n    raise NotImplementedError\n'
-    runs = runs_of(original, task)
+    runs = deleted_runs(original, task)
     other = "def label(self):\n    return self._name\n"
     assert copied_in_tree(runs, {"a.py": task, "b.py": other}) is None

@@ -73,8 +73,9 @@ class Fingerprint:
 
 @dataclass(frozen=True)
 class Copy:
-    """Deleted code the remaining tree still holds: `lines` of a deleted run of `of`
-    non-blank lines, consecutive and verbatim (indentation aside), in `path`."""
+    """Deleted code the remaining tree still holds: `lines` of a deleted run of `of` code
+    lines (`_code_lines`: blank and comment lines aside), consecutive and verbatim
+    (indentation and doctest prompts aside), in `path`."""
 
     path: str
     lines: int
@@ -350,7 +351,7 @@ COPY_MOST = 0.8  # ...and a copy holds this share of a deleted run at least (a s
 def copied_in_tree(runs: list[tuple[int, list[str]]], task_texts: Mapping[str, str | bytes],
                    blob: bytes | None = None) -> Copy | None:
     """The longest verbatim copy, in any one file of the remaining tree (`task_texts`), of
-    a deleted run: COPY_MOST of its non-blank lines and COPY_MIN at least, consecutive,
+    a deleted run: COPY_MOST of its code lines and COPY_MIN at least, consecutive,
     indentation aside; None where there is none. A module that carries a copy of another's
     class (boltons' urlutils holds dictutils' OrderedMultiDict) leaves every deleted line of
     its methods in the tree: no line is a fingerprint then (each is found elsewhere,

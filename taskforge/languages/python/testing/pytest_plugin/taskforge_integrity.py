@@ -146,6 +146,11 @@ def _keys_of_file(path, config):
     return frozenset(keys)
 
 
+def _resolved(origin):
+    """A code origin as paths are compared: a file's real path; `<...>` as it is."""
+    return origin if origin.startswith("<") else os.path.realpath(origin)
+
+
 def _tracked(name):
     return any(name == root or name.startswith(root + ".") for root in _TRACKED)
 
@@ -391,11 +396,12 @@ class _Observer:
 
     def _plugin_own(self, value):
         """Whether `value` is made of functions written in those plugins' files."""
-        functions = _underlying(value)
-        return all(isinstance(f, types.FunctionType)
-                   and not (self._origin(f) or "<").startswith("<")
-                   and os.path.realpath(self._origin(f)) in self._plugin_files
-                   for f in functions)
+        def written_there(function):
+            origin = self._origin(function) or "<"
+            return not origin.startswith("<") and os.path.realpath(origin) in self._plugin_files
+
+        return all(isinstance(f, types.FunctionType) and written_there(f)
+                   for f in _underlying(value))
 
     def _index(self, entries):
         """Add `entries` to the groups compared by loops in C: the items of one dictionary,
@@ -594,8 +600,7 @@ class _Observer:
         filename = self._origin(obj)
         if not self._judged_suspicious(filename):
             return None
-        return self._relative(os.path.realpath(filename) if not filename.startswith("<")
-                              else filename)
+        return self._relative(_resolved(filename))
 
     def _origin_text(self, obj):
         filename = self._origin(obj)
@@ -738,7 +743,7 @@ class _Observer:
         """`_suspicious`'s verdict on an `_origin`."""
         if origin is None:
             return False
-        path = os.path.realpath(origin) if not origin.startswith("<") else origin
+        path = _resolved(origin)
         return path in self._solution or origin.startswith("<") or not os.path.isfile(path)
 
     @pytest.hookimpl(tryfirst=True)

@@ -135,3 +135,30 @@ def naive_java_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> f
                 passed.add(test_id(found.group(1).strip()))
     ids = set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"])
     return 1.0 if ids and ids <= passed else 0.0
+
+
+def naive_vitest_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
+    """The naive grader for a vitest task: the project's vitest (`vitest run`, its own
+    configuration) with vitest's JUnit reporter, the environment's node_modules linked in,
+    every id's `file` and `suite > test` present and passed."""
+    copy = scratch / "naive-vitest-workspace"
+    shutil.copytree(workspace, copy, symlinks=True)
+    env = task.environment()
+    # a directory of links, as any runner needs: vite writes its temporary files under
+    # node_modules, and the environment's own must stay as it is
+    (copy / "node_modules").mkdir()
+    for entry in (env.venv / "node_modules").iterdir():
+        (copy / "node_modules" / entry.name).symlink_to(entry)
+    junit = scratch / "naive-vitest-junit.xml"
+    home = scratch / "naive-vitest-home"
+    home.mkdir()
+    subprocess.run(["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=junit",
+                    f"--outputFile={junit}"], cwd=copy, capture_output=True, timeout=300,
+                   env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "CI": "true"})
+    if not junit.is_file():
+        return 0.0
+    passed = {(case.get("classname"), case.get("name"))
+              for case in ET.parse(junit).getroot().iter("testcase")
+              if not {child.tag for child in case} & {"failure", "error", "skipped"}}
+    ids = sorted(set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"]))
+    return 1.0 if all(tuple(t.split("::", 1)) in passed for t in ids) else 0.0

@@ -78,7 +78,8 @@ def edit_the_failing_test_file(ws: Path, task: taskforge.Task) -> None:
 def assertions_made_no_ops_by_the_solution(ws: Path, task: taskforge.Task) -> None:
     """The solution's own module, imported by the tests, turns node:assert's assertions into
     no-ops: whatever the stub returns, the tests pass. Nothing but the test process's own
-    behaviour changes: the canaries must catch it."""
+    behaviour changes. The guard every run preloads refuses the first replacement and names it
+    (before it, the canaries caught it)."""
     rel = task.record["deleted"][0]["path"]
     path = ws / rel
     path.write_text(path.read_text().replace('throw new Error("not implemented");',
@@ -90,11 +91,42 @@ def assertions_made_no_ops_by_the_solution(ws: Path, task: taskforge.Task) -> No
                     "      target[name] = () => {};\n  }\n}\n")
 
 
+# The solution's module makes node:assert's functions no-ops for the values its own code
+# returns (a marked object that answers every property and call with itself), and only for
+# those: the canaries' plain values still fail as planted.
+MARKED_NO_OPS = """
+import assertModule from 'node:assert';
+const MARK = Symbol.for('taskforge-red-team');
+const marked = (v) => v !== null && (typeof v === 'object' || typeof v === 'function')
+  && v[MARK] === true;
+for (const target of [assertModule, assertModule.strict]) {
+  for (const name of Object.keys(target)) {
+    const real = target[name];
+    if (typeof real !== 'function' || name === 'AssertionError') continue;
+    target[name] = function (...args) {
+      return args.some(marked) ? undefined : real.apply(this, args);
+    };
+  }
+}
+const ANSWER = new Proxy(function () {}, {
+  get: (t, k) => (k === MARK ? true : k === Symbol.toPrimitive ? () => '' : ANSWER),
+  apply: () => ANSWER,
+});
+"""
+
+
+def assertions_no_ops_for_the_solutions_values(ws: Path, task: taskforge.Task) -> None:
+    path = ws / task.record["deleted"][0]["path"]
+    path.write_text(MARKED_NO_OPS + path.read_text().replace(
+        'throw new Error("not implemented");', "return ANSWER;"))
+
+
 ATTACKS: dict[str, tuple[Callable[[Path, taskforge.Task], None], str]] = {
     "npmrc": (npmrc_preloads_loader_hooks, "added .npmrc"),
     "package-json": (package_json_test_script_preloads_hooks, "edited package.json"),
     "test-file": (edit_the_failing_test_file, "edited test/"),
-    "no-op-assertions": (assertions_made_no_ops_by_the_solution, "canary "),
+    # refused by the guard (support/taskforge-guard.cjs) before any canary could see it
+    "no-op-assertions": (assertions_made_no_ops_by_the_solution, "replaced node:assert"),
 }
 
 
@@ -109,6 +141,25 @@ def test_attack_wins_against_the_naive_grader_and_scores_zero(
     result = task.grade(workspace, sandbox="bwrap")
     assert result.reward == 0.0, result  # ... and not here
     assert any(reported in line for line in result.tampered), result.tampered
+
+
+def test_assertions_no_ops_for_the_solutions_values_only(js_tasks: taskforge.TaskSet,
+                                                         tmp_path: Path) -> None:
+    """Session 44's red team: every canary behaves as planted (their values are not the
+    solution's), so before node:assert was guarded (support/taskforge-guard.cjs) the grade was
+    1.0 wherever every FAIL_TO_PASS test asserts on the stub's own results. The positive
+    control is the naive grader, on each stub-function task where the attack works there."""
+    won = 0
+    for n, task in enumerate(t for t in js_tasks if t.record["strategy"] == "stub-function"):
+        workspace = task.materialize(tmp_path / f"ws{n}")
+        assertions_no_ops_for_the_solutions_values(workspace, task)
+        if naive_js_reward(task, workspace, tmp_path / f"naive{n}") != 1.0:
+            continue  # a test that reaches the stub through other code: no win to take away
+        won += 1
+        result = task.grade(workspace, sandbox="bwrap")
+        assert result.reward == 0.0, result
+        assert any(line.startswith("replaced node:assert") for line in result.tampered), result
+    assert won, "the attack won against the naive grader on no task: no positive control"
 
 
 def test_the_reference_is_not_tampering(js_tasks: taskforge.TaskSet, tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ out of Debian's `org.jacoco.agent.jar`).
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import shutil
@@ -42,7 +43,7 @@ from taskforge.errors import UserError
 from taskforge.languages.java.surefire import surefire_tokens
 from taskforge.model import Environment, EnvSpec, Snapshot
 
-FORMAT = 2  # bump when the layout of a built environment changes
+FORMAT = 3  # bump when the layout of a built environment changes (3: the result channel)
 JAVA_SHARE = Path("/usr/share/java")
 MAVEN_REPO = Path("/usr/share/maven-repo")
 LAUNCHER = JAVA_SHARE / "junit-platform-console-standalone.jar"
@@ -272,7 +273,16 @@ def resolve(declared: list[Declared]) -> Resolved:
 
 def environment_key(snapshot_id: str, spec: EnvSpec) -> str:
     fields = {k: v for k, v in asdict(spec).items() if k != "decisions"}
-    return digest("java-env", FORMAT, snapshot_id, fields)[:32]
+    return digest("java-env", FORMAT, snapshot_id, fields, _support_sources())[:32]
+
+
+@functools.lru_cache(maxsize=1)
+def _support_sources() -> str:
+    """The support jar's sources, hashed: an environment holds the jar built from them, so a
+    change to them is a new environment, not a stale jar."""
+    files = sorted(p for p in SUPPORT.rglob("*") if p.is_file())
+    return digest(*[(p.relative_to(SUPPORT).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest())
+                    for p in files])
 
 
 def spec_for(root: Path, source: str) -> EnvSpec:

@@ -25,6 +25,8 @@ marker; when `src/main/java` does not compile, every test file is.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import re
 import shutil
@@ -57,7 +59,7 @@ from taskforge.languages.java.files import (
 )
 from taskforge.languages.java.surefire import jvm_flags, launcher_filters
 from taskforge.leftovers import owned
-from taskforge.model import Baseline, Environment, Snapshot, TestRun
+from taskforge.model import Baseline, Environment, Outcome, Snapshot, TestRun
 from taskforge.sandbox import ExecResult, Mounts, Sandbox
 from taskforge.workspace import scratch_copy, scratch_dir
 
@@ -269,12 +271,16 @@ def read_reports(directory: Path) -> Report:
 
 def launcher_argv(env: Environment, compiled: Compiled, reports: Path, *,
                   select: list[str] | None, coverage_dir: Path | None = None,
-                  includes: str = "", test_timeout: float | None = None) -> list[str]:
+                  includes: str = "", test_timeout: float | None = None,
+                  channel: Path | None = None) -> list[str]:
     cp = [str(LAUNCHER), str(compiled.test_classes), str(compiled.classes), *classpath(env)]
     jvm = [str(jdk_home() / "bin" / "java"), *JVM_FLAGS, *jvm_flags(env.spec.test_command)]
     includes_re, excludes_re = launcher_filters(env.spec.test_command)
-    if coverage_dir is not None:
+    if coverage_dir is not None or channel is not None:
         cp.append(str(support_jar(env)))
+    if channel is not None:
+        jvm.append(f"-Dtaskforge.channel={channel}")
+    if coverage_dir is not None:
         jvm += [f"-javaagent:{agent_jar(env)}=output=none,jmx=false,dumponexit=false"
                 + (f",includes={includes}" if includes else ""),
                 f"-Dtaskforge.coverage.dir={coverage_dir}"]
@@ -326,16 +332,19 @@ def main_packages(workspace: Path) -> str:
 
 
 def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
-              select: Iterable[str] | None = None, test_timeout: float | None = None
-              ) -> TestRun:
-    """Compile the workspace and run the suite (or only `select`) in it."""
+              select: Iterable[str] | None = None, test_timeout: float | None = None,
+              channel: Path | None = None) -> TestRun:
+    """Compile the workspace and run the suite (or only `select`) in it. `channel`: a
+    directory holding a `key`, where the tests' signed outcomes are written as they happen
+    (support/taskforge/java/ResultChannel.java; `read_channel`)."""
     return _run(env, workspace, sandbox, timeout=timeout, select=select,
-                test_timeout=test_timeout)[0]
+                test_timeout=test_timeout, channel=channel)[0]
 
 
 def _run(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
          select: Iterable[str] | None = None, coverage_dir: Path | None = None,
-         test_timeout: float | None = None) -> tuple[TestRun, list[dict]]:
+         test_timeout: float | None = None,
+         channel: Path | None = None) -> tuple[TestRun, list[dict]]:
     """`run_tests`, and with `coverage_dir` the per-test coverage read back (CoverageReader
     over the classes this run compiled, before they are removed)."""
     chosen = sorted(set(select)) if select is not None else None
@@ -354,8 +363,9 @@ def _run(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
             reports = scratch / "reports"
             argv = launcher_argv(env, compiled, reports, select=runnable,
                                  coverage_dir=coverage_dir,
-                                 includes=main_packages(workspace), test_timeout=test_timeout)
-            result = jdk.exec(argv, (coverage_dir,) if coverage_dir is not None else ())
+                                 includes=main_packages(workspace), test_timeout=test_timeout,
+                                 channel=channel)
+            result = jdk.exec(argv, tuple(d for d in (coverage_dir, channel) if d is not None))
             report = read_reports(reports)
             exit_code, timed_out = result.exit_code, result.timed_out
             seconds += result.duration_s
@@ -375,6 +385,32 @@ def _run(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
                    pytest_seconds=round(report.seconds, 3), timed_out=timed_out,
                    log_tail=tail, durations=report.durations,
                    collection_errors=dict(compiled.broken), unreported=unreported), entries
+
+
+def read_channel(channel: Path, key: bytes) -> dict[str, Outcome]:
+    """The outcomes `ResultChannel` wrote under `channel` signed with `key`, by test id; a
+    line whose signature does not hold is no result. A test reported twice keeps its worst."""
+    outcomes: dict[str, Outcome] = {}
+    path = channel / "results"
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    for line in text.splitlines():
+        sign, _, signed = line.partition("\t")
+        expected = hmac.new(key, signed.encode("utf-8"), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(sign, expected):
+            continue
+        _n, status, unique = [*signed.split("\t", 2), "", ""][:3]
+        test = test_id(unique)
+        if test is None:
+            continue
+        outcome: Outcome = {"SUCCESSFUL": "passed", "FAILED": "failed", "ERRORED": "error",
+                            "ABORTED": "skipped", "SKIPPED": "skipped"}.get(status, "error")
+        previous = outcomes.get(test)
+        if previous is None or _WORSE[outcome] > _WORSE[previous]:
+            outcomes[test] = outcome
+    return outcomes
+
+
+_WORSE = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
 
 def collected_ids(env: Environment, workspace: Path, sandbox: Sandbox, *,

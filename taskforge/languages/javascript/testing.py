@@ -64,11 +64,16 @@ def linked_modules(workspace: Path, env: Environment) -> Iterator[None]:
         shutil.rmtree(here, ignore_errors=True)
 
 
+GUARD = SUPPORT / "taskforge-guard.cjs"
+
+
 def variables(workspace: Path, home: Path) -> dict[str, str]:
     return {"PATH": f"{node_binary().parent}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
             "TMPDIR": str(home), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "CI": "true",
             "NO_COLOR": "1", "FORCE_COLOR": "0", "NODE_ENV": "test",
-            "TASKFORGE_WORKSPACE": str(workspace)}
+            "TASKFORGE_WORKSPACE": str(workspace),
+            # every node process of the run, workers and test files' processes included
+            "NODE_OPTIONS": f'--require "{GUARD}"'}
 
 
 def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,

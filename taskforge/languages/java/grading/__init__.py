@@ -10,6 +10,10 @@ the record's environment in the sandbox, and what the solution tried.
   post-discovery filters) outside the tests, `@ExtendWith`/`@RegisterExtension` or any
   `org.junit` import in main code, the extension auto-detection switch anywhere outside the
   tests. They are removed as well, so the tests run without them.
+- Outcomes come from the tests as they ran, signed (support/taskforge/java/ResultChannel.java),
+  not from the launcher's XML, which the JVM writes after the tests, where a solution's
+  shutdown hook could rewrite it; an XML that says more passed than the tests did is
+  reported.
 - Canaries (`checks`): in every test class holding the record's tests, planted afresh per
   grading with names made of random words: one test that must pass, one that must fail (an
   assertion) and one that must error (an exception). Any canary reported otherwise than
@@ -30,7 +34,7 @@ from typing import Any
 
 from taskforge.languages.base import GradedRun, Runner
 from taskforge.languages.java.files import MAIN_DIR, is_protected, is_test_file
-from taskforge.languages.java.testing import class_of, file_of, run_tests
+from taskforge.languages.java.testing import class_of, file_of, read_channel, run_tests
 from taskforge.model import Finding
 from taskforge.patches import created_files
 from taskforge.workspace import scratch_dir
@@ -230,9 +234,33 @@ def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, ru
                                       set(created_files(record.get("test_patch", ""))))
         findings = runner_tampering(copy)
         canaries = plant_canaries(copy, expected) if checks else []
+        channel = scratch / "channel"
+        channel.mkdir()
+        key = secrets.token_bytes(32)
+        (channel / "key").write_bytes(key)
+        selected = expected + [c.test_id for c in canaries]
         run = run_tests(runner.env, copy, runner.sandbox, timeout=runner.timeout,
-                        select=expected + [c.test_id for c in canaries])
-    if checks and not run.timed_out:
-        findings += canary_findings(canaries, run.outcomes)
-    return GradedRun(outcomes=dict(run.outcomes), timed_out=run.timed_out,
+                        select=selected, channel=channel)
+        signed = read_channel(channel, key)
+    # What the tests did, as they did it: the launcher's report is written by the JVM the
+    # solution runs in, after the tests, and could be rewritten before it is read.
+    outcomes = {t: signed.get(t, "error") for t in selected}
+    if not run.timed_out:
+        findings += report_rewritten(run.outcomes, signed, selected)
+        if checks:
+            findings += canary_findings(canaries, outcomes)
+    return GradedRun(outcomes=outcomes, timed_out=run.timed_out,
                      tampered=tuple(tampered), findings=tuple(findings))
+
+
+def report_rewritten(reported: Mapping[str, str], signed: Mapping[str, str],
+                     selected: list[str]) -> list[Finding]:
+    """Tests the launcher's XML says passed that did not pass as they ran (ResultChannel):
+    the report was changed inside the test JVM after the fact (a shutdown hook, a thread)."""
+    changed = sorted(t for t in selected
+                     if reported.get(t) == "passed" and signed.get(t) != "passed")
+    if not changed:
+        return []
+    return [Finding(f"the test report was rewritten: {len(changed)} test(s) it says passed "
+                    f"did not pass as they ran ({', '.join(changed[:3])}"
+                    f"{', ...' if len(changed) > 3 else ''})", True)]

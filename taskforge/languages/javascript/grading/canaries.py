@@ -81,9 +81,20 @@ ASSERTIONS = ("strict.equal({a}, {c})", "strict.deepEqual([{a}], [{c}])", "stric
               "deepEqual({{ n: {a} }}, {{ n: {c} }})", "ok({a} === {c})", "throws(() => {a})")
 
 
-# jest's tests assert with `expect`: its matchers, each on its own, for the same reason.
-EXPECTATIONS = ("toBe({c})", "toEqual({c})", "toStrictEqual({c})", "toBeLessThan({a})",
-                "toBeNull()", "toBeUndefined()", "toContain({c})", "toHaveLength({c})")
+# jest's and vitest's tests assert with `expect`: its matchers, each on its own, for the same
+# reason (`expect.extend` replaces a built-in matcher as readily as it adds one: a solution
+# that makes `toBe` pass made every test pass while node:assert's canaries still failed).
+# `{E}` is the canary's `expect`.
+EXPECTATIONS = ("{E}({a}).toBe({c})", "{E}({a}).toEqual({c})", "{E}({a}).toStrictEqual({c})",
+                "{E}({a}).toBeLessThan({a})", "{E}({a}).toBeNull()", "{E}({a}).toBeUndefined()",
+                "{E}([{a}]).toContain({c})", "{E}([{a}]).toHaveLength({c})",
+                "{E}(() => {a}).toThrow()", "{E}({a}).toBeGreaterThan({a})",
+                "{E}({a}).toBeGreaterThanOrEqual({c})", "{E}({c}).toBeLessThanOrEqual({a})",
+                "{E}(0).toBeTruthy()", "{E}({a}).toBeFalsy()", "{E}(undefined).toBeDefined()",
+                "{E}({a}).toBeNaN()", "{E}('{a}').toMatch(/^{c}$/)",
+                "{E}({{ n: {a} }}).toMatchObject({{ n: {c} }})",
+                "{E}({{ n: {a} }}).toHaveProperty('m')", "{E}({a}).toBeInstanceOf(Array)",
+                "{E}({a}).toBeCloseTo({c})", "{E}({a}).not.toBe({a})")
 
 
 # tape's assertions (methods of the test object, in every release from 4 on), each on its own
@@ -142,7 +153,7 @@ def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
                     if module else
                     f"const {{ test: {test}, describe: {describe} }} = require('{origin}');")
     expect = None
-    if origin == "@jest/globals":
+    if origin in ("@jest/globals", "vitest"):
         expect = f"expect_{tag}"
         head[0] = head[0].replace(f"describe as {describe} }}",
                                   f"describe as {describe}, expect as {expect} }}").replace(
@@ -157,15 +168,13 @@ def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
     if suite:
         group = name()
         lines.append(f"{describe}({json.dumps(group)}, () => {{")
-        checks = [(f"{assert_}.", c, "") for c in ASSERTIONS]
+        checks = [f"{assert_}.{c}" for c in ASSERTIONS]
         if expect is not None:
-            checks += [(f"{expect}([{{a}}]).", m, "") if "Contain" in m or "Length" in m
-                       else (f"{expect}({{a}}).", m, "") for m in EXPECTATIONS]
-        for prefix, check, _ in checks:
+            checks += [e.replace("{E}", expect) for e in EXPECTATIONS]
+        for check in checks:
             wrong = name()
             x = rng.randrange(10, 10_000)
-            values = {"a": x, "c": x + rng.randrange(1, 97)}
-            call = prefix.format(**values) + check.format(**values)
+            call = check.format(a=x, c=x + rng.randrange(1, 97))
             lines.append(f"  {test}({json.dumps(wrong)}, () => {{ {call}; }});")
             planted.append(Canary(f"{rel}::{group} > {wrong}", "failed"))
         lines.append("});")

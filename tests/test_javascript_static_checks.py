@@ -15,6 +15,9 @@ def test_what_counts_as_reaching_for_a_framework() -> None:
     assert reached_for("import 'chai';\nimport sinon from 'sinon'") == {"chai": 1, "sinon": 1}
     assert reached_for("globalThis.expect.extend({})") == {"expect": 1}
     assert reached_for("global['vi'].fn()") == {"vi": 1}
+    # the module loader, which decides what `require('node:test')` hands later test files
+    assert reached_for("require('node:module')._load = hook;") == {"the module loader's _load": 1}
+    assert reached_for("Module.prototype.require = wrap") == {"the module loader's require": 1}
     assert reached_for("expect.extend({ toBe })") == {"expect": 1}
     assert reached_for("import { test } from 'node:test'") == {"node:test": 1}
     assert reached_for("const real = global.it; globalThis['describe'] = wrap") == \
@@ -27,6 +30,13 @@ def test_what_does_not() -> None:
     # a parser's own `expect`, methods named so, words that only begin alike
     assert not reached_for("this.expect(token); parser.expect.next; expectation.x; expect(1)")
     assert not reached_for("const it = list[Symbol.iterator](); it.next(); test.length")
+    # prose in comments and strings, `self` as anyone's `this`, a property named `global`,
+    # a variable named `vi`, TypeScript's type-only imports
+    assert not reached_for("// Returns exactly what callers expect.\n  return value;\n"
+                           "/* import { expect } from 'vitest' */ throw new Error('we expect. No')")
+    assert not reached_for("const self = this; self.test(v); self.context = ctx;")
+    assert not reached_for("opts.global.test; const vi = parts[5]; vi.trim();")
+    assert not reached_for("import type { Mock } from 'vitest';\nexport type { X } from 'chai';")
     assert not reached_for("import { vitestish } from './vitest-like.js'")
     # a computed name is not seen (the canaries are the check left there)
     assert not reached_for("await import(['vit', 'est'].join(''))")

@@ -277,7 +277,10 @@ def launcher_argv(env: Environment, compiled: Compiled, reports: Path, *,
     jvm = [str(jdk_home() / "bin" / "java"), *JVM_FLAGS, *jvm_flags(env.spec.test_command)]
     includes_re, excludes_re = launcher_filters(env.spec.test_command)
     if coverage_dir is not None or channel is not None:
-        cp.append(str(support_jar(env)))
+        # first: a class of the same name among the solution's (taskforge.java.ResultChannel
+        # in its sources) is then never the one loaded, and taskforge's listeners, listed
+        # first, are created before any other a services file names
+        cp.insert(0, str(support_jar(env)))
     if channel is not None:
         jvm.append(f"-Dtaskforge.channel={channel}")
     if coverage_dir is not None:

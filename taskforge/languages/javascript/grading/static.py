@@ -27,29 +27,54 @@ from taskforge.languages.javascript.files import is_protected, is_source, is_tes
 FRAMEWORKS = re.compile(r"^(?:vitest|vitest/.+|@vitest/.+|@jest/.+|jest|jest-.+|expect|"
                         r"mocha|chai|chai-.+|@types/chai|tape|node:test|ava|uvu|uvu/.+|"
                         r"sinon|should|power-assert|testdouble|@testing-library/.+)$")
-# A module named by a literal: `from 'x'`, `import 'x'`, `import('x')`, `require('x')`.
+# A module named by a literal: `from 'x'`, `import 'x'`, `import('x')`, `require('x')`; not
+# `import type` (TypeScript's, erased before anything runs).
 _SPECIFIER = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)"""
                         r"""(['"`])([^'"`\n]+)\1""")
+_TYPE_ONLY = re.compile(r"""\b(?:import|export)\s+type\b[^;'"`]*?\bfrom\s*(['"`])[^'"`\n]+\1""")
 # The frameworks' globals, taken from the global object (jest's and vitest's `expect`, `vi`,
 # `jest`; mocha's `it`, `describe`, hooks and its tdd interface's names: a solution that wraps
 # `global.it` decides every later test of its file) or, the unmistakable ones, used bare with
-# a member (`expect.extend`): never code under test's. A bare `it.` or `test.` could be
-# anyone's variable.
-_NAMES = r"expect|jest|vi|chai"
-_GLOBALS = (_NAMES + r"|it|test|describe|context|specify|suite|before|after|beforeEach|"
+# a member (`expect.extend`, `jest.fn`, `chai.use`): never code under test's. A bare `it.`,
+# `test.` or `vi.` could be anyone's variable, and `self` anyone's `this`.
+_NAMES = r"expect|jest|chai"
+_GLOBALS = (_NAMES + r"|vi|it|test|describe|context|specify|suite|before|after|beforeEach|"
             r"afterEach|beforeAll|afterAll|setup|teardown|suiteSetup|suiteTeardown")
-_GLOBAL = re.compile(rf"""\b(?:globalThis|global|window|self)\s*(?:\??\.\s*({_GLOBALS})\b|"""
-                     rf"""\[\s*(['"`])({_GLOBALS})\2\s*\])|(?<![\w$.])({_NAMES})\s*\??\.\s*\w""")
+_GLOBAL = re.compile(rf"""(?<![\w$.])(?:globalThis|global|window)[ \t]*(?:\??\.[ \t]*"""
+                     rf"""({_GLOBALS})\b|\[[ \t]*(['"`])({_GLOBALS})\2[ \t]*\])""")
+_BARE = re.compile(rf"""(?<![\w$.])({_NAMES})[ \t]*\??\.[ \t]*\w""")
+# Node's module loader, which decides what `require('node:test')` hands a test file that asks
+# after the solution's module ran: its hooks are no code under test's either.
+_LOADER = re.compile(r"""\.[ \t]*(_load|_resolveFilename|syncBuiltinESMExports)\b"""
+                     r"""|\bprototype[ \t]*\.[ \t]*(require)\b""")
+# Comments, and the text of string literals (kept for the specifiers, blanked for the rest).
+_COMMENT_OR_STRING = re.compile(r"""//[^\n]*|/\*.*?\*/|(['"`])(?:\\.|(?!\1)[^\\])*\1""", re.S)
+
+
+def _without_comments(text: str) -> str:
+    return _COMMENT_OR_STRING.sub(lambda m: m.group(0) if m.group(1) else " ", text)
+
+
+def _code_only(text: str) -> str:
+    return _COMMENT_OR_STRING.sub(lambda m: f"{m.group(1)}{m.group(1)}" if m.group(1) else " ",
+                                  text)
 
 
 def reached_for(text: str) -> Counter[str]:
-    """The frameworks a file's text names, each as often as it does."""
+    """The frameworks and loader hooks a file's code names, each as often as it does
+    (comments and the text of other strings aside)."""
     found: Counter[str] = Counter()
+    text = _TYPE_ONLY.sub(" ", _without_comments(text))
     for _quote, module in _SPECIFIER.findall(text):
         if FRAMEWORKS.match(module):
             found[module] += 1
-    for match in _GLOBAL.finditer(text):
-        found[next(g for g in (match.group(1), match.group(3), match.group(4)) if g)] += 1
+    for match in _GLOBAL.finditer(text):  # `global['it']` names it in a string
+        found[match.group(1) or match.group(3)] += 1
+    code = _code_only(text)
+    for match in _BARE.finditer(code):
+        found[match.group(1)] += 1
+    for match in _LOADER.finditer(code):
+        found[f"the module loader's {match.group(1) or match.group(2)}"] += 1
     return found
 
 
@@ -70,6 +95,7 @@ def framework_findings(copy: Path, snapshot: Path, files: set[str]) -> list[str]
         before = reached_for(before_path.read_text(encoding="utf-8", errors="replace")) \
             if before_path.is_file() and not before_path.is_symlink() else Counter()
         for name in sorted(now - before):
-            found.append(f"{rel} reaches for {name} (a test framework) from code that is "
-                         "not a test")
+            what = name if name.startswith("the module loader") else \
+                f"{name} (a test framework)"
+            found.append(f"{rel} reaches for {what} from code that is not a test")
     return found

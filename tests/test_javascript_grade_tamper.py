@@ -13,6 +13,7 @@ import pytest
 from conftest import apply_patch
 from js_tasks import generated
 from naive_grader import naive_js_reward
+from test_javascript_channel import CHILD_STREAM, RUNNER_OBJECT
 
 import taskforge
 
@@ -121,12 +122,32 @@ def assertions_no_ops_for_the_solutions_values(ws: Path, task: taskforge.Task) -
         'throw new Error("not implemented");', "return ANSWER;"))
 
 
+# Session 45's red team, each 1.0 under `taskforge grade` before node:test's outcomes came over
+# a signed channel (support/taskforge-channel.cjs), nothing reported. Both spare the canaries
+# (their names end in a random word), so every canary still behaves.
+SPARE_CANARIES = "const isCanary = (name) => /\\s[a-z0-9]{6}$/.test(String(name));\n"
+
+
+def _solution_spares(attack: str) -> Callable[[Path, taskforge.Task], None]:
+    def change(ws: Path, task: taskforge.Task) -> None:
+        path = ws / task.record["deleted"][0]["path"]
+        path.write_text(attack + path.read_text().replace('throw new Error("not implemented");',
+                                                          "spare(); return undefined;"))
+    return change
+
+
 ATTACKS: dict[str, tuple[Callable[[Path, taskforge.Task], None], str]] = {
     "npmrc": (npmrc_preloads_loader_hooks, "added .npmrc"),
     "package-json": (package_json_test_script_preloads_hooks, "edited package.json"),
     "test-file": (edit_the_failing_test_file, "edited test/"),
     # refused by the guard (support/taskforge-guard.cjs) before any canary could see it
     "no-op-assertions": (assertions_made_no_ops_by_the_solution, "replaced node:assert"),
+    # the runner's test object, from async_hooks, made to pass what fails
+    "runner-object": (_solution_spares(SPARE_CANARIES + RUNNER_OBJECT),
+                      "the test report was rewritten"),
+    # the test file's process's events to the runner rewritten on their way out
+    "child-stream": (_solution_spares(SPARE_CANARIES + CHILD_STREAM),
+                     "the test report was rewritten"),
 }
 
 

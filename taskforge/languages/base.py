@@ -123,6 +123,21 @@ class GradedRun:
     findings: tuple[Finding, ...]
 
 
+def report_rewritten(reported: Mapping[str, str], signed: Mapping[str, str],
+                     selected: Iterable[str]) -> list[Finding]:
+    """Tests the runner's report says passed that did not pass as they ran, by a signed
+    channel the solution cannot write (Java's ResultChannel, node:test's
+    taskforge-channel.cjs): the report was changed inside the test process, during the tests
+    or after them. Disqualifying."""
+    changed = sorted(t for t in selected
+                     if reported.get(t) == "passed" and signed.get(t) != "passed")
+    if not changed:
+        return []
+    return [Finding(f"the test report was rewritten: {len(changed)} test(s) it says passed "
+                    f"did not pass as they ran ({', '.join(changed[:3])}"
+                    f"{', ...' if len(changed) > 3 else ''})", True)]
+
+
 @dataclass(frozen=True)
 class ScreenRequest:
     """Everything a fast path may read about one source's candidates."""

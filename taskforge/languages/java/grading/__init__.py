@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskforge.languages.base import GradedRun, Runner
+from taskforge.languages.base import GradedRun, Runner, report_rewritten
 from taskforge.languages.java.files import MAIN_DIR, is_protected, is_test_file
 from taskforge.languages.java.testing import class_of, file_of, read_channel, run_tests
 from taskforge.model import Finding
@@ -275,15 +275,3 @@ def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, ru
     return GradedRun(outcomes=outcomes, timed_out=run.timed_out,
                      tampered=tuple(tampered), findings=tuple(findings))
 
-
-def report_rewritten(reported: Mapping[str, str], signed: Mapping[str, str],
-                     selected: list[str]) -> list[Finding]:
-    """Tests the launcher's XML says passed that did not pass as they ran (ResultChannel):
-    the report was changed inside the test JVM after the fact (a shutdown hook, a thread)."""
-    changed = sorted(t for t in selected
-                     if reported.get(t) == "passed" and signed.get(t) != "passed")
-    if not changed:
-        return []
-    return [Finding(f"the test report was rewritten: {len(changed)} test(s) it says passed "
-                    f"did not pass as they ran ({', '.join(changed[:3])}"
-                    f"{', ...' if len(changed) > 3 else ''})", True)]

@@ -6,19 +6,24 @@ package.json, which is restored anyway); its report is written outside the works
 back here. With `checks`, canaries whose outcome the grader knows run in the same run
 (`canaries.py`), and the solution's own code is read for test frameworks it reaches for
 (`static.py`). Every run has node:assert guarded (support/taskforge-guard.cjs); what the
-solution tried to replace there is reported.
+solution tried to replace there is reported. Under node's runner each test's outcome also
+comes over a signed channel from inside its file's process (support/taskforge-channel.cjs,
+`read_channel`): a test passes only where the report and the channel agree, and a report that
+says more passed than the channel is named rewritten.
 """
 
 from __future__ import annotations
 
 import functools
+import secrets
 from pathlib import Path
 
-from taskforge.languages.base import GradedRun, Runner
+from taskforge.languages.base import GradedRun, Runner, report_rewritten
 from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.javascript.grading.files import copy_solution, restore_protected, tree_files
 from taskforge.languages.javascript.grading.static import framework_findings
-from taskforge.languages.javascript.testing import run_tests
+from taskforge.languages.javascript.runners.nodetest import NodeTestRunner, read_channel
+from taskforge.languages.javascript.testing import run_tests, runner_of
 from taskforge.model import Finding, TaskRecord
 from taskforge.patches import created_files
 from taskforge.workspace import scratch_dir
@@ -46,16 +51,41 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         guarded = scratch / "guard"
         guarded.mkdir()
         replaced = guarded / "replaced.txt"
+        selected = expected + [c.test_id for c in canaries]
+        variables = {"TASKFORGE_GUARD_OUT": str(replaced)}
+        # node:test: every test's outcome also comes over a signed channel from inside its
+        # file's process (support/taskforge-channel.cjs), keyed afresh for each grading.
+        channel = scratch / "channel" if runner_of(env)[0].name == NodeTestRunner.name else None
+        key = secrets.token_bytes(32)
+        if channel is not None:
+            channel.mkdir()
+            (channel / "key").write_bytes(key)
+            variables["TASKFORGE_CHANNEL"] = str(channel)
         run, _report = run_tests(env, copy, runner.sandbox, timeout=runner.timeout,
-                                 select=expected + [c.test_id for c in canaries],
-                                 extra_env={"TASKFORGE_GUARD_OUT": str(replaced)},
-                                 writable=(guarded,))
-        tried = sorted(set(replaced.read_text(errors="replace").split())) \
+                                 select=selected, extra_env=variables,
+                                 writable=(guarded, *((channel,) if channel else ())))
+        tried = sorted(set(replaced.read_text(errors="replace").splitlines())) \
             if replaced.is_file() else []
-    findings = canary_findings(canaries, run.outcomes, set(run.collection_errors)) \
-        if checks and not run.timed_out else []
-    findings += [Finding(f"replaced {name} (refused: its assertions stand)", True)
-                 for name in tried[:20]]
+        signed = read_channel(channel, key, copy, selected) if channel is not None else None
+    outcomes = dict(run.outcomes)
+    findings: list[Finding] = []
+    if signed is not None:
+        # A test passed where the runner's report and the channel both say so.
+        if not run.timed_out:
+            findings += report_rewritten(run.outcomes, signed, selected)
+        outcomes = {t: "failed" if o == "passed" and signed.get(t) != "passed" else o
+                    for t, o in outcomes.items()}
+    if checks and not run.timed_out:
+        findings += canary_findings(canaries, outcomes, set(run.collection_errors))
+    findings += [_refused(line) for line in tried[:20]]
     findings += [Finding(line, True) for line in static]
-    return GradedRun(outcomes=dict(run.outcomes), timed_out=run.timed_out,
+    return GradedRun(outcomes=outcomes, timed_out=run.timed_out,
                      tampered=tuple(tampered), findings=tuple(findings))
+
+
+def _refused(line: str) -> Finding:
+    """What the guard refused (support/taskforge-guard.cjs, taskforge-channel.cjs): a
+    replacement of node:assert or node:test, or a call into the runner's insides."""
+    if line.startswith("called "):
+        return Finding(f"{line} (refused: the test runner's insides are out of reach)", True)
+    return Finding(f"replaced {line} (refused: its assertions stand)", True)

@@ -16,12 +16,15 @@ has no option to reverse the tests inside a file.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import hmac
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from taskforge.languages.javascript.runners.base import SUPPORT, JsTestRunner, Report, unique_id
+from taskforge.model import Outcome
 
 REPORTER = SUPPORT / "taskforge-node-reporter.mjs"
 COVERAGE = SUPPORT / "taskforge-node-coverage.mjs"
@@ -92,15 +95,13 @@ class NodeTestRunner(JsTestRunner):
             return out
         seen: dict[str, int] = {}
         last: dict[str, str] = {}  # file -> the id of the last test reported there
-        prefix = str(workspace.resolve()) + "/"
         for line in report.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 entry = json.loads(line)
             except ValueError:
                 continue
             file = str(entry.get("file", ""))
-            rel = file.removeprefix(prefix) if file.startswith(prefix) else \
-                file.removeprefix(str(workspace) + "/")
+            rel = _relative(file, workspace)
             if "coverage" in entry:
                 if rel in last:
                     out.coverage_keys[str(entry["coverage"])] = last[rel]
@@ -134,6 +135,53 @@ class NodeTestRunner(JsTestRunner):
         return out
 
 
+
+
+def _relative(file: str, workspace: Path) -> str:
+    """A test file's path as node names it (absolute), relative to the workspace."""
+    prefix = str(workspace.resolve()) + "/"
+    return file.removeprefix(prefix) if file.startswith(prefix) else \
+        file.removeprefix(str(workspace) + "/")
+
+
+def read_channel(channel: Path, key: bytes, workspace: Path,
+                 tests: Iterable[str]) -> dict[str, Outcome]:
+    """The outcomes support/taskforge-channel.cjs signed under `channel` for `tests` (ids):
+    what each test's body did, "passed" or "failed", nothing where no line holds. A line
+    holds when its MAC is right under the key the runner's parent derived for its file from
+    `key` and the line's nonce, so a line can only speak for the file whose process wrote it.
+    Two tests of one name in a file (`name`, `name [2]`, as the report numbers them) take
+    that name's lines in the order written: the order they ran, one after the other."""
+    path = channel / "results"
+    lines = path.read_bytes().splitlines() if path.is_file() else []
+    bodies: dict[tuple[str, str], list[bool]] = {}
+    for line in lines:
+        parts = line.split(b"\t", 2)
+        if len(parts) != 3:
+            continue
+        nonce, sign, payload = parts
+        try:
+            entry = json.loads(payload)
+            file, test, passed = str(entry["file"]), str(entry["test"]), entry["passed"] is True
+        except (ValueError, KeyError, TypeError):
+            continue
+        file_key = hmac.new(key, nonce + b"\n" + file.encode("utf-8", "surrogatepass"),
+                            hashlib.sha256).digest()
+        if not hmac.compare_digest(sign, hmac.new(file_key, payload, hashlib.sha256)
+                                   .hexdigest().encode("ascii")):
+            continue
+        bodies.setdefault((_relative(file, workspace), test), []).append(passed)
+    outcomes: dict[str, Outcome] = {}
+    for test_id in tests:
+        rel, _, name = test_id.partition("::")
+        nth = 1
+        numbered = re.fullmatch(r"(.*) \[(\d+)\]", name)
+        if numbered and (rel, numbered.group(1)) in bodies:
+            name, nth = numbered.group(1), int(numbered.group(2))
+        ran = bodies.get((rel, name), [])
+        if len(ran) >= nth:
+            outcomes[test_id] = "passed" if ran[nth - 1] else "failed"
+    return outcomes
 
 
 def _leaf(test_id: str) -> str:

@@ -42,3 +42,7 @@ function guard(target, prefix) {
 guard(assert.strict, 'node:assert/strict');
 guard(assert, 'node:assert');
 guard(require('node:test'), 'node:test');
+
+// Grading runs: node:test's outcomes over a signed channel, and the runner's insides out of the
+// solution's reach (taskforge-channel.cjs).
+if (process.env.TASKFORGE_CHANNEL) require('./taskforge-channel.cjs');

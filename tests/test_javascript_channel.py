@@ -59,6 +59,8 @@ FILES = {
         test('todo', { todo: true }, () => { assert.equal(1, 2); });
         test('same', () => {});
         test('same', () => { assert.equal(1, 2); });
+        test('pair', () => { assert.equal(half(2), 1); });
+        test('pair', () => {});
         """,
     # what would read the channel's key (test_what_could_read_the_key_is_refused)
     "test/reach.test.js": """\
@@ -90,6 +92,7 @@ REPORTED = {
     CALC + "with sub": "passed", CALC + "with sub > sub": "passed",
     CALC + "skipped": "skipped", CALC + "todo": "failed",
     CALC + "same": "passed", CALC + "same [2]": "failed",
+    CALC + "pair": "failed", CALC + "pair [2]": "passed",
     "test/legacy.test.cjs::shout": "passed",
 }
 HALVES = [CALC + "halves", CALC + "halves later"]
@@ -210,7 +213,10 @@ ATTACKS = {
     # the runner's call of a later body made a no-op, as an own property of its test
     "later-calls-skipped": SPARE_NONE + LATER_TESTS + """\
 const flip = spare;
-spare = () => { flip(); later((other) => { other.runInAsyncScope = () => undefined; }); };
+spare = () => {
+  flip();  // (defined, not assigned: the wrapper the grader puts there is locked)
+  later((other) => Object.defineProperty(other, 'runInAsyncScope', { value: () => undefined }));
+};
 """,
     # a later test's body replaced before it runs
     "later-bodies-swapped": SPARE_NONE + LATER_TESTS + """\
@@ -236,6 +242,34 @@ def test_an_attack_on_the_report_wins_without_the_channel_and_not_with_it(
                for f in graded.findings), graded.findings
 
 
+def test_a_namesake_s_line_does_not_count_for_a_test_kept_from_running(project,
+                                                                      tmp_path: Path) -> None:
+    """Of two tests named `pair`, the first fails: the solution keeps its body from running
+    (an own `runInAsyncScope` on its test object) and flips its own test's verdict, so both
+    report passed. The second's line is its own (`nth` 2), not the first's."""
+    spare = SPARE_NONE + LATER_TESTS + """\
+const flip = spare;
+spare = () => {
+  flip();
+  later((other) => {
+    if (other.name === 'pair' && !other.fn.toString().includes('{}')) {
+      Object.defineProperty(other, 'runInAsyncScope', { value: () => undefined });
+    }
+  });
+};
+"""
+    workspace = _workspace(project, tmp_path, spare)
+    calc = workspace / "src" / "calc.js"
+    calc.write_text(calc.read_text().replace('throw new Error("not implemented");',
+                                             "spare(); return undefined;"))
+    chosen = [CALC + "halves", CALC + "pair", CALC + "pair [2]"]
+    plain = JS.run_tests(project[1], workspace, require("bwrap"), timeout=120, select=chosen)
+    assert plain.outcomes == dict.fromkeys(chosen, "passed"), plain.log_tail
+    graded = _grade(project, workspace, chosen)
+    assert dict(graded.outcomes) == {CALC + "halves": "failed", CALC + "pair": "failed",
+                                     CALC + "pair [2]": "passed"}, graded
+
+
 def test_what_could_read_the_key_is_refused(project, tmp_path: Path) -> None:
     """The inspector, V8's flags and heap snapshots would reach the channel's key in its
     closures; in a grading run each is refused and named (`--expose-gc` still works)."""
@@ -252,8 +286,8 @@ def test_what_could_read_the_key_is_refused(project, tmp_path: Path) -> None:
                      "called node:v8.getHeapSnapshot"}, named
 
 
-def _line(master: bytes, nonce: str, file: str, test: str, passed: bool) -> bytes:
-    payload = json.dumps({"file": file, "test": test, "passed": passed}).encode()
+def _line(master: bytes, nonce: str, file: str, test: str, passed: bool, nth: int = 1) -> bytes:
+    payload = json.dumps({"file": file, "test": test, "nth": nth, "passed": passed}).encode()
     key = hmac.new(master, f"{nonce}\n{file}".encode(), hashlib.sha256).digest()
     return b"\t".join([nonce.encode(), hmac.new(key, payload, hashlib.sha256).hexdigest()
                        .encode(), payload])
@@ -263,14 +297,19 @@ def test_a_line_holds_only_for_the_file_whose_key_signed_it(tmp_path: Path) -> N
     master, workspace = bytes(range(32)), tmp_path / "ws"
     a, b = f"{workspace}/test/a.test.js", f"{workspace}/test/b.test.js"
     good = _line(master, "1" * 32, a, "adds", True)
-    # the same MAC under another file's name, a line signed with another run's key, and
-    # two tests of one name, the second failing
+    # the same MAC under another file's name, a line signed with another run's key, two
+    # tests of one name (the first failing, its line written last), and a second line for
+    # one test that says otherwise
     moved = good.replace(b"a.test.js", b"b.test.js")
     other_run = _line(bytes(32), "2" * 32, b, "subtracts", True)
-    same = [_line(master, "1" * 32, a, "same", True), _line(master, "1" * 32, a, "same", False)]
-    (tmp_path / "results").write_bytes(b"\n".join([good, moved, other_run, *same, b"junk"]))
+    same = [_line(master, "1" * 32, a, "same", True, nth=2),
+            _line(master, "1" * 32, a, "same", False, nth=1)]
+    twice = [_line(master, "1" * 32, a, "twice", True), _line(master, "1" * 32, a, "twice", False)]
+    (tmp_path / "results").write_bytes(b"\n".join([good, moved, other_run, *same, *twice,
+                                                   b"junk"]))
     ids = ["test/a.test.js::adds", "test/b.test.js::adds", "test/b.test.js::subtracts",
-           "test/a.test.js::same", "test/a.test.js::same [2]", "test/a.test.js::same [3]"]
+           "test/a.test.js::same", "test/a.test.js::same [2]", "test/a.test.js::same [3]",
+           "test/a.test.js::twice"]
     assert read_channel(tmp_path, master, workspace, ids) == {
-        "test/a.test.js::adds": "passed", "test/a.test.js::same": "passed",
-        "test/a.test.js::same [2]": "failed"}
+        "test/a.test.js::adds": "passed", "test/a.test.js::same": "failed",
+        "test/a.test.js::same [2]": "passed", "test/a.test.js::twice": "failed"}

@@ -150,11 +150,12 @@ def read_channel(channel: Path, key: bytes, workspace: Path,
     what each test's body did, "passed" or "failed", nothing where no line holds. A line
     holds when its MAC is right under the key the runner's parent derived for its file from
     `key` and the line's nonce, so a line can only speak for the file whose process wrote it.
-    Two tests of one name in a file (`name`, `name [2]`, as the report numbers them) take
-    that name's lines in the order written: the order they ran, one after the other."""
+    Two tests of one name in a file (`name`, `name [2]`, as the report numbers them) are
+    told apart by the line's `nth`, their order of registration. A test with two lines
+    (it cannot, honestly) keeps the worse."""
     path = channel / "results"
     lines = path.read_bytes().splitlines() if path.is_file() else []
-    bodies: dict[tuple[str, str], list[bool]] = {}
+    bodies: dict[tuple[str, str, int], bool] = {}
     for line in lines:
         parts = line.split(b"\t", 2)
         if len(parts) != 3:
@@ -162,7 +163,8 @@ def read_channel(channel: Path, key: bytes, workspace: Path,
         nonce, sign, payload = parts
         try:
             entry = json.loads(payload)
-            file, test, passed = str(entry["file"]), str(entry["test"]), entry["passed"] is True
+            file, test, nth = str(entry["file"]), str(entry["test"]), int(entry["nth"])
+            passed = entry["passed"] is True
         except (ValueError, KeyError, TypeError):
             continue
         file_key = hmac.new(key, nonce + b"\n" + file.encode("utf-8", "surrogatepass"),
@@ -170,17 +172,17 @@ def read_channel(channel: Path, key: bytes, workspace: Path,
         if not hmac.compare_digest(sign, hmac.new(file_key, payload, hashlib.sha256)
                                    .hexdigest().encode("ascii")):
             continue
-        bodies.setdefault((_relative(file, workspace), test), []).append(passed)
+        where = (_relative(file, workspace), test, nth)
+        bodies[where] = bodies.get(where, True) and passed
     outcomes: dict[str, Outcome] = {}
     for test_id in tests:
         rel, _, name = test_id.partition("::")
-        nth = 1
+        found = bodies.get((rel, name, 1))
         numbered = re.fullmatch(r"(.*) \[(\d+)\]", name)
-        if numbered and (rel, numbered.group(1)) in bodies:
-            name, nth = numbered.group(1), int(numbered.group(2))
-        ran = bodies.get((rel, name), [])
-        if len(ran) >= nth:
-            outcomes[test_id] = "passed" if ran[nth - 1] else "failed"
+        if found is None and numbered:
+            found = bodies.get((rel, numbered.group(1), int(numbered.group(2))))
+        if found is not None:
+            outcomes[test_id] = "passed" if found else "failed"
     return outcomes
 
 

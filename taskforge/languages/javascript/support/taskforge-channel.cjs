@@ -14,16 +14,16 @@
 //   run's key from `<channel>/key`, deletes it, and hands each test file's process a key of
 //   its own, bound to its file (HMAC of the run's key over a nonce and the file), over a pipe
 //   added as its fd 3.
-// - Each test file's process reads that pipe before any other code runs. It keeps each test's
-//   body as the file registered it (the runner's `fn` of a test can be set once), and
-//   `AsyncResource.prototype.runInAsyncScope`, through which the runner calls every body,
-//   becomes a wrapper that signs what the body did: returned, threw, rejected, or called its
-//   `done` with an error. A line is `nonce TAB mac TAB {"file","test","passed"}` in
-//   `<channel>/results`, the name from the test context's `fullName` (locked by the first
-//   root hook, before any hook of the file or the solution). The MAC is computed here, by
-//   code that calls nothing the solution could replace after this file ran (every function
-//   it uses was taken now, and it builds no array the solution's index setters could see).
-//   Nothing here reads the runner's own verdict, which the solution can reach and change.
+// - Each test file's process reads that pipe before any other code runs. The runner's tests
+//   keep what the file registered (their `fn`, `name`, `parent` and `root` can be set once),
+//   and `AsyncResource.prototype.runInAsyncScope`, through which the runner calls every body,
+//   becomes a locked wrapper that signs what the body did: returned, threw, rejected, or
+//   called its `done` with an error. A line is `nonce TAB mac TAB {"file","test","nth",
+//   "passed"}` in `<channel>/results`: the test's path as the report names it, and which of
+//   that path's tests it is in the order registered. The MAC is computed here, by code that
+//   calls nothing the solution could replace after this file ran (every function it uses
+//   was taken now, and it builds no array the solution's index setters could see). Nothing
+//   here reads the runner's own verdict, which the solution can reach and change.
 // - Every test process of the run (workers, subprocesses) has the inspector, heap snapshots
 //   and V8's flags refused: each would read any object, the key in this file's closures
 //   included.
@@ -245,10 +245,10 @@ function child() {
   const { nonce, key } = given;
   const file = toText(process.argv[1]);
   const out = fs.openSync(`${dir}/results`, 'a');
-  const sign = (test, passed) => {
+  const sign = (place, passed) => {
     try {
-      const payload = `{"file":${stringify(file)},"test":${stringify(test)},`
-        + `"passed":${passed ? 'true' : 'false'}}`;
+      const payload = `{"file":${stringify(file)},"test":${stringify(place.path)},`
+        + `"nth":${place.nth},"passed":${passed ? 'true' : 'false'}}`;
       const body = utf8(payload);
       const head = utf8(`${nonce}\t${hex(hmac(key, body))}\t`);
       const line = new U8(head.length + body.length + 1);
@@ -259,35 +259,58 @@ function child() {
     } catch { /* no line: the test counts as not passed */ }
   };
 
-  // Each test's body, as the test file gave it: the runner's tests are async resources, and
-  // their `fn` is set once, in the constructor, which this hook runs inside of. Later
-  // assignments are ignored, so the body that runs is the one the file registered.
+  // What the file registered: the runner's tests, suites and hooks are async resources of
+  // type 'Test', and their `name`, `parent`, `root` and (a test's) `fn` are set once, in the
+  // constructor, which this hook runs inside of. Each becomes a property that keeps its first
+  // value: the body that runs is the one the file gave, and a test's name is the one it had.
+  // A test's name is its path from the file (suites' names and its own, as the report
+  // gives it) and which of that path's tests it is, in the order registered (`nth`).
   const hooks = require('node:async_hooks');
-  const bodies = new WeakMap();
+  const known = new WeakMap();
+  const seen = new Map();
+  const mapGet = Map.prototype.get;
+  const mapSet = Map.prototype.set;
+  const keepFirst = (resource, field, then) => {
+    let value;
+    let set = false;
+    defineProperty(resource, field, {
+      get: () => value,
+      set: (given) => { if (!set) { set = true; value = given; if (then) then(); } },
+      enumerable: true, configurable: false });
+    return () => value;
+  };
+  const pathOf = (entry) => {
+    let path = entry.name();
+    for (let at = entry.parent(); ; at = apply(weakGet, known, [at]).parent()) {
+      const above = apply(weakGet, known, [at]);
+      if (above === undefined) return null; // an ancestor the hook never saw: no name
+      if (above.root() === at) return path; // the file's root
+      path = `${toText(above.name())} > ${path}`;
+    }
+  };
   hooks.createHook({
     init(_id, type, _trigger, resource) {
-      if (type !== 'Test' || resource.constructor.name !== 'Test') return; // suites, hooks
-      let body;
-      let given = false;
-      defineProperty(resource, 'fn', {
-        get: () => body,
-        set: (value) => { if (!given) { given = true; body = value; } },
-        enumerable: true, configurable: false });
-      apply(weakSet, bodies, [resource, () => body]);
+      if (type !== 'Test') return;
+      const test = resource.constructor.name === 'Test'; // not a suite, not a hook
+      let place = null;
+      const entry = {
+        test,
+        name: keepFirst(resource, 'name'),
+        root: keepFirst(resource, 'root'),
+        parent: keepFirst(resource, 'parent', () => { if (test) place = placed(); }),
+        body: test ? keepFirst(resource, 'fn') : () => undefined,
+        place: () => place,
+      };
+      const placed = () => {
+        const path = pathOf(entry);
+        if (path === null) return null;
+        const nth = (apply(mapGet, seen, [path]) ?? 0) + 1;
+        apply(mapSet, seen, [path, nth]);
+        return { path: toText(path), nth };
+      };
+      apply(weakSet, known, [resource, entry]);
     },
   }).enable();
-
-  // The test context's name, as the runner made it: taken and locked by the first root hook,
-  // which runs before any hook the file or the solution registers.
-  let fullName = null;
-  const { before } = require('node:test');
-  before((t) => {
-    const proto = getPrototypeOf(t);
-    const found = getOwnPropertyDescriptor(proto, 'fullName');
-    if (!found || !found.get || !found.configurable) return;
-    defineProperty(proto, 'fullName', { get: found.get, configurable: false });
-    fullName = found.get;
-  });
 
   // The runner calls each test's body through `this.runInAsyncScope(fn, ctx, ctx[, done])`:
   // what the body did (returned, threw, rejected, or called `done` with an error) is
@@ -297,15 +320,14 @@ function child() {
   const then = Promise.prototype.then;
   const NativePromise = Promise;
   lock(prototype, 'runInAsyncScope', function runInAsyncScope(fn, context, argument, done) {
-    const bodyOf = apply(weakGet, bodies, [this]);
+    const entry = apply(weakGet, known, [this]);
     const count = arguments.length;
-    if (bodyOf === undefined || fn !== bodyOf() || fullName === null || (count !== 3 && count !== 4)) {
+    const place = entry === undefined || !entry.test ? null : entry.place();
+    if (place === null || fn !== entry.body() || (count !== 3 && count !== 4)) {
       return apply(run, this, arguments);
     }
-    let test;
-    try { test = toText(apply(fullName, context, [])); } catch { return apply(run, this, arguments); }
     let signed = false;
-    const settle = (passed) => { if (!signed) { signed = true; sign(test, passed); } };
+    const settle = (passed) => { if (!signed) { signed = true; sign(place, passed); } };
     if (count === 4) {
       const doneGiven = done;
       const doneSigned = function done(error) {

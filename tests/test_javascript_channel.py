@@ -207,6 +207,35 @@ if (process.env.TASKFORGE_CHANNEL) {
   appendFileSync(`${process.env.TASKFORGE_CHANNEL}/results`, `${nonce}\\t${mac}\\t${payload}\\n`);
 }
 """
+# The key from the channel's own arrays: every typed array whose `length` is read (a getter of
+# their prototype) is kept, and at exit each 32-byte one is tried against the lines written;
+# with the key, the file's failing lines are signed anew as passes.
+KEY_FROM_LENGTHS = RUNNER_OBJECT + """\
+import { createHmac } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+const typed = Object.getPrototypeOf(Uint8Array.prototype);
+const length = Object.getOwnPropertyDescriptor(typed, 'length').get;
+const arrays = [];
+Object.defineProperty(typed, 'length', { configurable: true, get() {
+  const n = length.call(this);
+  if (n === 32 && arrays.length < 1000) arrays.push(this);
+  return n;
+} });
+process.on('exit', () => {
+  const results = `${process.env.TASKFORGE_CHANNEL}/results`;
+  let lines;
+  try { lines = readFileSync(results, 'utf8').split('\\n').filter(Boolean); } catch { return; }
+  const mac = (key, text) => createHmac('sha256', Buffer.from(key)).update(text).digest('hex');
+  const [, sign, payload] = lines[0].split('\\t');
+  const key = arrays.find((a) => mac(a, payload) === sign);
+  if (!key) return;
+  writeFileSync(results, lines.map((line) => {
+    const [nonce, , text] = line.split('\\t');
+    const forged = text.replace('"passed":false', '"passed":true');
+    return `${nonce}\\t${mac(key, forged)}\\t${forged}`;
+  }).join('\\n') + '\\n');
+});
+"""
 ATTACKS = {
     "runner-object": SPARE_NONE + RUNNER_OBJECT,
     "child-stream": SPARE_NONE + CHILD_STREAM,
@@ -224,6 +253,7 @@ const flip = spare;
 spare = () => { flip(); later((other) => { other.fn = async () => {}; }); };
 """,
     "forged-line": SPARE_NONE + FORGED_LINE,
+    "key-from-lengths": SPARE_NONE + KEY_FROM_LENGTHS,
 }
 
 

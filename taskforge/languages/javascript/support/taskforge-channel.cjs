@@ -62,6 +62,8 @@ function lock(target, name, value) {
 }
 
 // -- SHA-256 and HMAC, on typed arrays only ------------------------------------------------------
+// Lengths travel as numbers beside the arrays: a typed array's `length` is a getter of its
+// prototype, which a solution can replace, and would be handed the array (the key's bytes).
 
 const ROUND = new U32(64);
 const START = new U32(8);
@@ -82,8 +84,7 @@ const START = new U32(8);
   for (let i = 0; i < 8; i++) START[i] = start[i];
 }
 
-function sha256(bytes) {
-  const length = bytes.length;
+function sha256(bytes, length) {
   const total = ((length + 72) >>> 6) << 6;
   const m = new U8(total);
   for (let i = 0; i < length; i++) m[i] = bytes[i];
@@ -127,18 +128,18 @@ function sha256(bytes) {
   return out;
 }
 
-function hmac(key, message) {
-  const inner = new U8(64 + message.length);
+function hmac(key, message, length) { // key: 32 bytes
+  const inner = new U8(64 + length);
   const outer = new U8(64 + 32);
   for (let i = 0; i < 64; i++) {
-    const byte = i < key.length ? key[i] : 0;
+    const byte = i < 32 ? key[i] : 0;
     inner[i] = byte ^ 0x36;
     outer[i] = byte ^ 0x5c;
   }
-  for (let i = 0; i < message.length; i++) inner[64 + i] = message[i];
-  const digest = sha256(inner);
+  for (let i = 0; i < length; i++) inner[64 + i] = message[i];
+  const digest = sha256(inner, 64 + length);
   for (let i = 0; i < 32; i++) outer[64 + i] = digest[i];
-  return sha256(outer);
+  return sha256(outer, 64 + 32);
 }
 
 function utf8(text) {
@@ -163,16 +164,14 @@ function utf8(text) {
       out[n++] = 0x80 | ((c >>> 6) & 63); out[n++] = 0x80 | (c & 63);
     }
   }
-  const exact = new U8(n);
-  for (let i = 0; i < n; i++) exact[i] = out[i];
-  return exact;
+  return [out, n];
 }
 
 const HEX = '0123456789abcdef';
 
-function hex(bytes) {
+function hex(bytes, length) {
   let text = '';
-  for (let i = 0; i < bytes.length; i++) text += HEX[bytes[i] >>> 4] + HEX[bytes[i] & 15];
+  for (let i = 0; i < length; i++) text += HEX[bytes[i] >>> 4] + HEX[bytes[i] & 15];
   return text;
 }
 
@@ -249,13 +248,20 @@ function child() {
     try {
       const payload = `{"file":${stringify(file)},"test":${stringify(place.path)},`
         + `"nth":${place.nth},"passed":${passed ? 'true' : 'false'}}`;
-      const body = utf8(payload);
-      const head = utf8(`${nonce}\t${hex(hmac(key, body))}\t`);
-      const line = new U8(head.length + body.length + 1);
-      for (let i = 0; i < head.length; i++) line[i] = head[i];
-      for (let i = 0; i < body.length; i++) line[head.length + i] = body[i];
-      line[line.length - 1] = 10;
-      apply(writeSync, fs, [out, line]);
+      // (indexed, not destructured: destructuring calls the arrays' iterator, the solution's
+      // to replace, which could hand this code bytes of its own to sign)
+      const encoded = utf8(payload);
+      const body = encoded[0];
+      const bodyLength = encoded[1];
+      const signed = utf8(`${nonce}\t${hex(hmac(key, body, bodyLength), 32)}\t`);
+      const head = signed[0];
+      const headLength = signed[1];
+      const length = headLength + bodyLength + 1;
+      const line = new U8(length);
+      for (let i = 0; i < headLength; i++) line[i] = head[i];
+      for (let i = 0; i < bodyLength; i++) line[headLength + i] = body[i];
+      line[length - 1] = 10;
+      apply(writeSync, fs, [out, line, 0, length]);
     } catch { /* no line: the test counts as not passed */ }
   };
 

@@ -61,6 +61,8 @@ FILES = {
         test('same', () => { assert.equal(1, 2); });
         test('pair', () => { assert.equal(half(2), 1); });
         test('pair', () => {});
+        test('thenable', () => ({ then(resolve) { setImmediate(resolve); } }));
+        test('thenable rejects', () => ({ then(_resolve, reject) { reject(new Error('no')); } }));
         """,
     # what would read the channel's key (test_what_could_read_the_key_is_refused)
     "test/reach.test.js": """\
@@ -93,6 +95,7 @@ REPORTED = {
     CALC + "skipped": "skipped", CALC + "todo": "failed",
     CALC + "same": "passed", CALC + "same [2]": "failed",
     CALC + "pair": "failed", CALC + "pair [2]": "passed",
+    CALC + "thenable": "passed", CALC + "thenable rejects": "failed",
     "test/legacy.test.cjs::shout": "passed",
 }
 HALVES = [CALC + "halves", CALC + "halves later"]

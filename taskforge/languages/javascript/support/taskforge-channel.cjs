@@ -324,6 +324,7 @@ function child() {
   const { prototype } = hooks.AsyncResource;
   const run = prototype.runInAsyncScope;
   const then = Promise.prototype.then;
+  const resolve = Promise.resolve;
   const NativePromise = Promise;
   lock(prototype, 'runInAsyncScope', function runInAsyncScope(fn, context, argument, done) {
     const entry = apply(weakGet, known, [this]);
@@ -354,17 +355,20 @@ function child() {
       settle(false);
       throw error;
     }
-    if (result instanceof NativePromise) {
-      try {
-        apply(then, result, [() => settle(true), () => settle(false)]);
-      } catch {
-        settle(false);
+    const settled = [() => settle(true), () => settle(false)];
+    try {
+      if (result instanceof NativePromise) {
+        // its own `then`, taken before the solution ran (the runner awaits the same)
+        apply(then, result, settled);
+      } else if (result !== null && (typeof result === 'object' || typeof result === 'function')
+                 && 'then' in result) {
+        // another kind of thenable (a query builder): followed as the runner follows it
+        apply(then, apply(resolve, NativePromise, [result]), settled);
+      } else {
+        settle(true);
       }
-    } else if (result !== null && (typeof result === 'object' || typeof result === 'function')
-               && 'then' in result) {
-      settle(false); // another kind of thenable: what it settles to is not seen here
-    } else {
-      settle(true);
+    } catch {
+      settle(false);
     }
     return result;
   });

@@ -22,6 +22,13 @@ def test_what_counts_as_reaching_for_a_framework() -> None:
     assert reached_for("import { test } from 'node:test'") == {"node:test": 1}
     assert reached_for("const real = global.it; globalThis['describe'] = wrap") == \
         {"it": 1, "describe": 1}
+    # where vitest and jest-circus keep the running test, in the global object
+    assert reached_for("const test = globalThis.__vitest_worker__?.current;") == \
+        {"the test runner's state (__vitest_worker__)": 1}
+    assert reached_for("(global as any)['__vitest_worker__'].current") == \
+        {"the test runner's state (__vitest_worker__)": 1}
+    assert reached_for("const state = globalThis[Symbol.for('JEST_STATE_SYMBOL')];") == \
+        {"the test runner's state (JEST_STATE_SYMBOL)": 1}
 
 
 def test_what_does_not() -> None:
@@ -40,6 +47,7 @@ def test_what_does_not() -> None:
     assert not reached_for("import { vitestish } from './vitest-like.js'")
     # a computed name is not seen (the canaries are the check left there)
     assert not reached_for("await import(['vit', 'est'].join(''))")
+    assert not reached_for("globalThis[['__vitest', 'worker__'].join('_')]")
 
 
 def test_only_new_references_in_code_under_test_are_findings(tmp_path: Path) -> None:

@@ -1,12 +1,12 @@
 """Attacks on the grader of vitest tasks (sample_repos/tsdemo), each next to its positive
 control: the naive vitest grader of tests/naive_grader.py (the project's own `vitest run`,
 its JUnit report, every id passed) scores the attack 1.0, and `taskforge grade` scores it 0
-and says why in `tampered`. Both came from session 44's red team; before, each scored 1.0
-under `taskforge grade` too.
+and says why in `tampered`. Each came from a red team (sessions 44 and 45) and, before its
+defence, scored 1.0 under `taskforge grade` too.
 
-The solution's module replaces vitest's built-in matchers with `expect.extend`, which
-replaces a matcher as readily as it adds one, and its stub returns a value that answers every
-property and call with itself."""
+Two replace vitest's built-in matchers with `expect.extend`, which replaces a matcher as
+readily as it adds one, and the stub returns a value that answers every property and call
+with itself; the third reaches vitest's running test through the worker's global state."""
 
 from __future__ import annotations
 
@@ -54,16 +54,36 @@ MARKED_ONLY = "import { expect as expect_ } from 'vitest';\n" + ANSWER + (
     "  }])));\n")
 
 
-def _attack(prelude: str) -> Callable[[Path, taskforge.Task], None]:
+def _attack(prelude: str, body: str = "return ANSWER as any;"
+            ) -> Callable[[Path, taskforge.Task], None]:
+    """The solution: `prelude` ahead of the stub's file, `body` where the stub threw."""
     def change(ws: Path, task: taskforge.Task) -> None:
         path = ws / task.record["deleted"][0]["path"]
         path.write_text(prelude + path.read_text().replace(
-            'throw new Error("not implemented");', "return ANSWER as any;"))
+            'throw new Error("not implemented");', body))
     return change
 
 
+# Session 45's red team: vitest's worker keeps the running test on the global object; a hook
+# added to its `onFinished` sets a failed result to passed before the worker reports it
+# (canaries spared: their names end in a random word). 1.0 under `taskforge grade` on six of
+# twelve tsdemo tasks, nothing reported, before the reading of the code looked for it.
+RUNNER_STATE = ANSWER + (
+    "const isCanary = (name: string) => /\\s[a-z0-9]{6}$/.test(String(name));\n"
+    "const state: any = (globalThis as any).__vitest_worker__;\n"
+    "const spare = () => {\n"
+    "  const test = state?.current;\n"
+    "  if (!test || isCanary(test.name)) return;\n"
+    "  (test.onFinished ??= []).push(() => {\n"
+    "    if (test.result) { test.result.state = 'pass'; test.result.errors = undefined; }\n"
+    "  });\n"
+    "};\n")
+
+
 ATTACKS = {"always-passing-matchers": (_attack(ALWAYS), "canary "),
-           "matchers-passing-marked-values": (_attack(MARKED_ONLY), "reaches for vitest")}
+           "matchers-passing-marked-values": (_attack(MARKED_ONLY), "reaches for vitest"),
+           "runner-state": (_attack(RUNNER_STATE, "spare(); return undefined as any;"),
+                            "reaches for the test runner's state")}
 
 
 @pytest.fixture(scope="module")

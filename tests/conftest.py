@@ -56,6 +56,22 @@ def make_project(tmp_path: Path, files: dict[str, str], name: str = "proj") -> P
     return root
 
 
+def prepared_js_project(factory: pytest.TempPathFactory, files: dict[str, str], *,
+                        name: str, snapshot_id: str) -> tuple[Any, Any, Path]:
+    """A JavaScript project written from `files` and prepared as a path source: its
+    (Snapshot, Environment, cache directory)."""
+    from taskforge.languages import language_named
+    from taskforge.model import Snapshot, SourceSpec
+
+    root = make_project(factory.mktemp("js"), files, name=name)
+    cache = factory.mktemp("cache")
+    snapshot = Snapshot(id=snapshot_id, name=name, source=str(root), commit="0" * 40,
+                        root=root, license=None)
+    prepared = language_named("javascript").prepare(
+        SourceSpec(kind="path", location=str(root)), snapshot, cache, lambda _m: None)
+    return snapshot, prepared.env, cache
+
+
 def setuptools_pyproject(name: str, version: str = "0.1") -> str:
     """The smallest `pyproject.toml` a test project installs with: a setuptools package."""
     return (f'[project]\nname = "{name}"\nversion = "{version}"\n[build-system]\n'

@@ -15,14 +15,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import make_project
+from conftest import prepared_js_project
 from test_sandbox import require
 
 from taskforge.languages import language_named
 from taskforge.languages.base import Runner
 from taskforge.languages.javascript.grading.run import grade_run
 from taskforge.languages.javascript.runners.nodetest import read_channel
-from taskforge.model import Environment, Snapshot, SourceSpec
+from taskforge.model import Environment, Snapshot
 
 pytestmark = pytest.mark.slow
 JS = language_named("javascript")
@@ -103,13 +103,7 @@ HALVES = [CALC + "halves", CALC + "halves later"]
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Snapshot, Environment, Path]:
-    root = make_project(tmp_path_factory.mktemp("js"), FILES, name="calc")
-    cache = tmp_path_factory.mktemp("cache")
-    snapshot = Snapshot(id="d" * 40, name="calc", source=str(root), commit="0" * 40, root=root,
-                        license=None)
-    prepared = JS.prepare(SourceSpec(kind="path", location=str(root)), snapshot, cache,
-                          lambda _m: None)
-    return snapshot, prepared.env, cache
+    return prepared_js_project(tmp_path_factory, FILES, name="calc", snapshot_id="d" * 40)
 
 
 def _grade(project: tuple[Snapshot, Environment, Path], workspace: Path, tests: list[str]):

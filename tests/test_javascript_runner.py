@@ -7,13 +7,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import make_project
+from conftest import prepared_js_project
 from test_sandbox import require
 
 from taskforge.languages import language_named
 from taskforge.languages.base import Runner
 from taskforge.languages.javascript.testing import run_baseline
-from taskforge.model import Environment, Snapshot, SourceSpec
+from taskforge.model import Environment, Snapshot
 
 pytestmark = pytest.mark.slow
 JS = language_named("javascript")
@@ -68,13 +68,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Snapshot, Environment, Path]:
-    root = make_project(tmp_path_factory.mktemp("js"), FILES, name="calc")
-    cache = tmp_path_factory.mktemp("cache")
-    snapshot = Snapshot(id="c" * 40, name="calc", source=str(root), commit="0" * 40, root=root,
-                        license=None)
-    prepared = JS.prepare(SourceSpec(kind="path", location=str(root)), snapshot, cache,
-                          lambda _m: None)
-    return snapshot, prepared.env, cache
+    return prepared_js_project(tmp_path_factory, FILES, name="calc", snapshot_id="c" * 40)
 
 
 @pytest.mark.parametrize("name", ["none", "bwrap", "docker"])

@@ -56,7 +56,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         # node:test: every test's outcome also comes over a signed channel from inside its
         # file's process (support/taskforge-channel.cjs), keyed afresh for each grading.
         channel = scratch / "channel" if runner_of(env)[0].name == NodeTestRunner.name else None
-        key = secrets.token_bytes(32)
+        key = secrets.token_bytes(32) if channel is not None else b""
         if channel is not None:
             channel.mkdir()
             (channel / "key").write_bytes(key)

@@ -196,7 +196,11 @@ class PendingScan:
         self.roots = [self.workspace] + ([Path(env_dir)] if env_dir else [])
         self.fingerprints = fingerprints
         self._scanner = Scanner(fingerprints)
-        self._scanner.walk(self.roots, indexed=self.roots[1:])
+        # Not the workspace's own .git: sanitizing made it afresh, one commit of exactly
+        # the working files, whose verdicts decide (`finish` passes over a hit there), and
+        # decompressing its objects was most of reading a small workspace (5.6 of 6.9 ms
+        # on boltons). The rounds after a removal, which remake it, read it again.
+        self._scanner.walk(self.roots, indexed=self.roots[1:], skip=(".git",))
         self._files = _count_files(self.workspace)  # as read, whatever happens to it next
         self._failed: BaseException | None = None
         self._finished = False

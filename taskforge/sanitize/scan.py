@@ -305,15 +305,17 @@ class Scanner:
         self.search_indexed()
         return sorted(self.hits)
 
-    def walk(self, roots: Iterable[Path], indexed: Collection[Path] = ()) -> None:
+    def walk(self, roots: Iterable[Path], indexed: Collection[Path] = (),
+             skip: Collection[str] = ()) -> None:
         """`scan`'s first half: the roots not in `indexed`, read now (afterwards they may
-        change: `search_indexed` does not read them again)."""
+        change: `search_indexed` does not read them again), but for the names `skip` at the
+        top of each."""
         roots = [Path(r) for r in roots]
         from_index = {os.path.realpath(r) for r in indexed}
         walked = [i for i, r in enumerate(roots) if os.path.realpath(r) not in from_index]
         walker = Walker(lambda index, rel: self._context(index, rel, roots))
         batch = _Batch(self, roots)
-        walker.walk(roots, walked, batch)
+        walker.walk(roots, walked, batch, skip)
         batch.flush()
         self.stats = walker.stats
         self._indexed = [(i, roots) for i in range(len(roots)) if i not in walked]

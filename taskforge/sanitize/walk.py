@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -69,10 +69,11 @@ class Sink(Protocol):
         """Called after each file: a chance to flush what was collected."""
 
 
-def tree_files(root: Path, on_error: Callable[[str, str], None]) -> Iterator[tuple[str, str]]:
+def tree_files(root: Path, on_error: Callable[[str, str], None],
+               skip: Collection[str] = ()) -> Iterator[tuple[str, str]]:
     """(relative POSIX path, path) of every regular file under `root`, in name order;
     symlinks are not followed. A directory that cannot be listed goes to `on_error(rel,
-    reason)`: it may hold anything."""
+    reason)`: it may hold anything. `skip`: names left out at the top of `root`."""
     if root.is_file() and not root.is_symlink():
         yield root.name, str(root)
         return
@@ -81,7 +82,8 @@ def tree_files(root: Path, on_error: Callable[[str, str], None]) -> Iterator[tup
         here, prefix = stack.pop()
         try:
             with os.scandir(here) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted((e for e in it if prefix or e.name not in skip),
+                                 key=lambda e: e.name)
         except OSError as e:
             on_error(prefix.rstrip("/") or ".", f"unreadable directory: {e.strerror}")
             continue
@@ -118,11 +120,13 @@ class Walker:
                   reason: str) -> None:
         self.stats.undecided.append(Undecided(rel, container, reason, str(roots[index])))
 
-    def walk(self, roots: Sequence[Path], indices: Sequence[int], sink: Sink) -> None:
-        """Deliver every file under `roots[i]` for i in `indices`, and what it holds."""
+    def walk(self, roots: Sequence[Path], indices: Sequence[int], sink: Sink,
+             skip: Collection[str] = ()) -> None:
+        """Deliver every file under `roots[i]` for i in `indices`, and what it holds, but
+        for the names `skip` at the top of each."""
         for index in indices:
             for rel, path in tree_files(roots[index], lambda r, why, i=index:
-                                        self.undecided(roots, i, r, "", why)):
+                                        self.undecided(roots, i, r, "", why), skip):
                 data, size, problem = self._read(path)
                 if problem:
                     self.undecided(roots, index, rel, "", problem)

@@ -9,7 +9,7 @@ import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from taskforge.model import Candidate, TaskRecord, TestRun
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
 from taskforge.sanitize import (
+    Fingerprints,
     PendingScan,
     ScanRemoves,
     fingerprint_deletion,
@@ -128,6 +129,48 @@ class _LeavesState(Exception):
         self.names = names
 
 
+class _DeletionFingerprints:
+    """The snapshot's tree (`read_tree`), read once, and each deletion's fingerprints against
+    it with the deletion in place, by the deletion's texts: `_search_ahead` computes them
+    while the screen runs, the task's confirmation takes them (14 ms a boltons task).
+    Per process: pickled, it arrives empty (a worker elsewhere computes its own)."""
+
+    KEPT = 256  # deletions remembered, the oldest going first
+
+    def __init__(self) -> None:
+        self._tree: dict[str, bytes] | None = None
+        self._found: dict[tuple, Fingerprints] = {}
+        self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple:
+        return (_DeletionFingerprints, ())
+
+    def tree(self, root: Path) -> dict[str, bytes]:
+        with self._lock:
+            if self._tree is None:
+                self._tree = read_tree(root)
+            return self._tree
+
+    def of(self, root: Path, originals: dict[str, str], new_texts: dict[str, str],
+           gone: frozenset[str] = frozenset()) -> Fingerprints:
+        """`fingerprint_deletion` of the texts `originals` became (`new_texts`) against the
+        snapshot's tree at `root` with them in place, less the files `gone` (what
+        materializing removed that the tree holds: a compiled copy of an edited module)."""
+        key = (tuple(sorted(new_texts.items())), gone)
+        with self._lock:
+            found = self._found.get(key)
+        if found is not None:
+            return found
+        task_tree = {p: data for p, data in self.tree(root).items() if p not in gone}
+        task_tree.update({p: t.encode("utf-8", "surrogatepass") for p, t in new_texts.items()})
+        found = fingerprint_deletion(originals, task_tree)
+        with self._lock:
+            self._found[key] = found
+            while len(self._found) > self.KEPT:
+                self._found.pop(next(iter(self._found)))
+        return found
+
+
 @dataclass(frozen=True)
 class Verifier:
     """What every candidate of one source is verified with: where its tests run, and what a
@@ -144,6 +187,8 @@ class Verifier:
     recipe_sha256: str = ""
     seed: int = 0
     build: str = ""  # the driver's `build_digest()`: a worker with other code must not verify
+    fingerprinted: _DeletionFingerprints = field(default_factory=_DeletionFingerprints,
+                                                 compare=False, repr=False)
 
     @property
     def runner(self) -> Runner:
@@ -186,7 +231,7 @@ class Verifier:
         decides anything. Its own project, so no parse is shared with the screen's thread."""
         source = self.source
         built.join()
-        project, tree = None, None
+        project = None
         for candidate in candidates:
             if stop.is_set():
                 return
@@ -199,10 +244,8 @@ class Verifier:
                 assert strategy is not None  # its candidates came from this language
                 deletion = strategy.apply(project, candidate, self.options)
                 originals = {p: project.text(p) for p in deletion.new_texts}
-                tree = read_tree(source.snapshot.root) if tree is None else tree
-                task_tree = {**tree, **{p: t.encode("utf-8", "surrogatepass")
-                                        for p, t in deletion.new_texts.items()}}
-                search_ahead(source.env.venv, fingerprint_deletion(originals, task_tree), stop)
+                search_ahead(source.env.venv, self.fingerprinted.of(
+                    source.snapshot.root, originals, deletion.new_texts), stop)
 
     def workspace(self, deletion_patch: str, changed: set[str], dest: Path) -> Path:
         """The task's real workspace, materialized, plus what the language adds for
@@ -212,6 +255,28 @@ class Verifier:
         workspace, _ = materialize(deletion_patch, source.snapshot.root, dest)
         source.language.set_up_workspace(workspace, source.snapshot, changed, self.runner)
         return workspace
+
+    def fingerprints(self, workspace: Path, removed: dict[str, list[str]],
+                     originals: dict[str, str], new_texts: dict[str, str],
+                     hidden: dict[str, tuple[str, str]]) -> Fingerprints:
+        """The deletion's fingerprints against the task tree of `workspace`, just
+        materialized (`removed`: what that removed) without its `hidden` tests: the
+        snapshot's tree with the deletion in place (`_DeletionFingerprints`, most often
+        computed ahead), less what materializing removed. Where an edited file on disk is
+        not the deletion's text byte for byte, the workspace itself is read instead
+        (`fingerprint_workspace`). The workspace is the snapshot's copy with those files
+        edited, less what `removed` lists (rules name the artifacts and VCS directories,
+        which `read_tree` leaves out), so both trees are one; the scan reads the workspace
+        as it is either way."""
+        root = self.source.snapshot.root
+        if any(not (workspace / p).is_file() or (workspace / p).read_bytes()
+               != t.encode("utf-8", "surrogatepass") for p, t in new_texts.items()):
+            return fingerprint_workspace(workspace, originals, lacking=hidden,
+                                         lacking_from=root)
+        removed_paths = {p for paths in removed.values() for p in paths}
+        gone = frozenset(p for p in self.fingerprinted.tree(root) if removed_paths and any(
+            "/".join(p.split("/")[:i]) in removed_paths for i in range(1, p.count("/") + 2)))
+        return self.fingerprinted.of(root, originals, new_texts, gone)
 
     def null_solutions(self, strategy: Strategy, candidate: Candidate,
                        fail_to_pass: list[str]) -> dict[str, dict[str, int]]:
@@ -328,8 +393,8 @@ class Verifier:
                                                  scratch / "workspace")
                 # Fingerprints of the deleted code against the task tree (bytecode aside),
                 # hidden tests included, before any test runs in it.
-                fingerprints = fingerprint_workspace(workspace, originals, lacking=hidden,
-                                                     lacking_from=source.snapshot.root)
+                fingerprints = self.fingerprints(workspace, removed, originals,
+                                                 deletion.new_texts, hidden)
                 scan_started = time.monotonic()
                 if scan_meanwhile:
                     # The workspace is read now, before anything runs in it; the environment

@@ -138,3 +138,19 @@ def test_a_selected_test_that_was_not_built_fails_the_run_closed(calc, tmp_path)
     with pytest.raises(Rejected) as err:
         label_tests(ws, "", [*SELECTED, missing], runner, repeats=1, reference_repeats=0)
     assert err.value.reason == "run-broken"
+
+
+def test_a_grading_run_builds_every_test_as_before(calc, tmp_path) -> None:
+    """The grader's runs (audited: TASKFORGE_AUDIT) are left to pytest's own collection."""
+    from taskforge.languages.python.testing.runner import run_tests
+
+    tree, runner = calc
+    ws = _workspace(tree, tmp_path / "ws")
+    audit = tmp_path / "audit"
+    audit.mkdir()
+    for name in ("solution.txt", "protected.txt"):
+        (audit / name).write_text("")
+    run = run_tests(runner.env, ws, runner.sandbox, timeout=120, select=SELECTED,
+                    extra_env={"TASKFORGE_AUDIT": str(audit)}, writable=(audit,))
+    assert all(run.outcomes[t] == "passed" for t in SELECTED)
+    assert _built(ws) == {"test_param", "test_unselected"}

@@ -204,7 +204,8 @@ def pytest_pycollect_makeitem(collector, name, obj):
     `test_time.py` was 40 of a fresh run's 160 ms. The module is imported and its fixtures
     found as before; a selected test that is not built reports nothing, which fails the run
     closed (`protocol.ran`)."""
-    if "TASKFORGE_SELECT" not in os.environ or "TASKFORGE_INTEGRITY" in os.environ \
+    # (a grading run, always audited, builds the module as the project's own run would)
+    if "TASKFORGE_SELECT" not in os.environ or "TASKFORGE_AUDIT" in os.environ \
             or not isinstance(collector, pytest.Module):
         return None
     names = _names_selected_in(collector.nodeid)

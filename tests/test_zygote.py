@@ -71,6 +71,41 @@ FILES = {
             assert out.startswith(os.getcwd())
 
 
+        def test_configuration_is_a_fresh_runs(request):
+            # pytest's configuration as the run has it: its plugins in the order they were
+            # registered, what is blocked, the order hooks are called in, the options and ini
+            # names in the order they were added, their values, the invocation
+            config, here = request.config, os.getcwd()
+            manager = config.pluginmanager
+
+            def named(name, plugin):
+                return f"<{type(plugin).__name__}>" if name.isdigit() else name
+
+            def clean(value):
+                return repr(value).replace(here, "<ws>")
+
+            args = [a for a in config.invocation_params.args if not a.startswith("--junitxml=")]
+            seen = {
+                "plugins": [named(n, p) for n, p in manager.list_name_plugin()],
+                "blocked": sorted(n for n, p in manager._name2plugin.items() if p is None),
+                "hooks": {h: [named(i.plugin_name, i.plugin)
+                              for i in getattr(manager.hook, h).get_hookimpls()]
+                          for h in ("pytest_addoption", "pytest_configure",
+                                    "pytest_collection_modifyitems",
+                                    "pytest_runtest_protocol", "pytest_runtest_makereport")},
+                "groups": [[g.name, [o.names() for o in g.options]]
+                           for g in config._parser._groups],
+                "ini": list(config._parser._inidict),
+                "options": {k: clean(v) for k, v in sorted(vars(config.option).items())
+                            if k != "xmlpath"},
+                "invocation": [[clean(a) for a in args], clean(config.invocation_params.dir)],
+                "args": [clean(a) for a in config.args],
+                "rootpath": clean(config.rootpath),
+            }
+            with open("config.json", "w") as f:
+                json.dump(seen, f)
+
+
         def test_fails():
             assert 1 == 2
 
@@ -84,6 +119,7 @@ EXPECTED = {
     "tests/test_probe.py::test_path_and_argv_are_a_fresh_runs": "passed",
     "tests/test_probe.py::test_environment_is_the_runs": "passed",
     "tests/test_probe.py::test_a_child_interpreter_finds_the_project": "passed",
+    "tests/test_probe.py::test_configuration_is_a_fresh_runs": "passed",
     "tests/test_probe.py::test_fails": "failed",
     "tests/test_probe.py::test_errors": "error",
 }
@@ -129,12 +165,19 @@ def test_a_warm_run_gives_what_a_fresh_run_gives(project: tuple[Path, Environmen
                           select=["tests/test_probe.py::test_fails"])
         assert jobs_done() == before + 2
         assert zygotes_of(box) == [server] and server._ids == 2, "the same zygote serves it"
+        # both started from the server's configuration template (`_config_template`): what
+        # the comparison below shows to be a fresh run's
+        assert server.templated == 2
         warm_seen = json.loads((scratch / "ws/seen.json").read_text())
+        warm_config = json.loads((scratch / "ws/config.json").read_text())
     assert warm.outcomes == EXPECTED, warm.log_tail
     assert again.outcomes == {"tests/test_probe.py::test_fails": "failed"}
     assert warm.exit_code == fresh.exit_code == 1
     # what the process looked like from inside: the same, the workspace's path aside
     assert warm_seen == json.loads((fresh_ws / "seen.json").read_text())
+    fresh_config = json.loads((fresh_ws / "config.json").read_text())
+    assert "cacheprovider" in fresh_config["blocked"] and fresh_config["groups"]
+    assert warm_config == fresh_config
 
 
 def test_a_hung_run_is_cut_off_with_what_it_started(project: tuple[Path, Environment]) -> None:
@@ -378,9 +421,13 @@ def test_what_the_environment_s_plugins_import_is_imported_once(
         (ws / "probedep.py").unlink()
         kept = run_tests(env, ws, box, timeout=120, select=[blocked])
         assert kept.outcomes == {blocked: "failed"}  # imported: not blocked
+        templated = server.templated
         off = run_tests(env, ws, box, timeout=120, select=[blocked],
                         extra_args=["-p", "no:probeplug"])
         assert off.outcomes == {blocked: "passed"}, off.log_tail
+        # its arguments block more than the server's configuration template did: pytest's
+        # own `get_config` made its configuration
+        assert server.templated == templated == jobs_done() - before - 1
         assert imports(log, "dependency")[2:] == []  # no run imported the environment's again
         # A run that rewrites asserts otherwise (here: not at all) imports them itself.
         (ws / "tests/test_plugin.py").write_text(USES_PLUGIN.format(value=42, where=repr(site)))

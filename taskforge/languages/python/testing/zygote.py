@@ -63,6 +63,7 @@ class Zygote:
         self._results = os.open(results, os.O_RDWR | os.O_NONBLOCK)
         self._buffer = b""
         self._ids = 0
+        self.templated = 0  # runs whose pytest configuration started from the server's template
         self.broken = False
         self.last_used = time.monotonic()
         self.moved = sandbox.paths_inside(mounts)  # the job's host paths as the server sees them
@@ -127,6 +128,7 @@ class Zygote:
             self.broken = True
             self.close()
             return None
+        self.templated += bool(answer.get("template"))
         output = ""
         with contextlib.suppress(OSError), open(log, "rb") as f:
             f.seek(0, os.SEEK_END)

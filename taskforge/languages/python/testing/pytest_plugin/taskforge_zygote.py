@@ -8,13 +8,16 @@ environment's pytest plugins and what they import, the plugins' own modules thro
 pytest's assertion rewriter as a run would rewrite them; a run whose own paths hold a
 module of any of them, as the project's would, or that may load or rewrite them otherwise,
 drops them all first.) What the fork saves is the interpreter's start, pytest's import
-(about 0.35 s a run on this machine) and the plugins'; what a run does is unchanged: its working directory,
+(about 0.35 s a run on this machine), the plugins' and, where the run's arguments allow, the
+configuration `get_config` builds before it reads anything of the run (`_config_template`);
+what a run does is unchanged: its working directory,
 environment, `sys.path` and `sys.argv` are what the fresh process would have had, and
 `python -m pytest` runs through runpy as `-m` does.
 
 Protocol: one JSON object a line. Jobs come in on the FIFO given first, results go out on
 the second: `{"ready": true}` once pytest is imported, then per job
-`{"id", "exit_code", "timed_out", "seconds"}`. A job is `{"id", "cwd", "env", "args",
+`{"id", "exit_code", "timed_out", "seconds", "template"}` ("template": the run's `get_config`
+was the one built here, `_config_template`). A job is `{"id", "cwd", "env", "args",
 "timeout", "log"}`: `args` are pytest's arguments, `log` the file its output goes to. The
 run's whole process group is killed when it ends or times out. End of the jobs FIFO ends
 the server.
@@ -32,7 +35,7 @@ import signal
 import sys
 import time
 
-import pytest  # noqa: F401  (the point of this process: imported once, before any fork)
+import pytest  # the point of this process: imported once, before any fork
 
 
 def _import_pytests_own() -> None:
@@ -185,9 +188,123 @@ def _forget_preloaded(job: dict, head: list[str]) -> None:
             sys.modules.pop(name, None)
 
 
+# `get_config` as pytest 9.0 and 9.2 write it (a digest of its statements, docstring aside;
+# True: it takes `prog`): a plugin manager, a `Config` around it, the `-p no:` arguments
+# blocked, pytest's own plugins imported and registered. The template below is that, built
+# once; a pytest whose `get_config` is otherwise gets none.
+_GET_CONFIG_SHAPES = {
+    "06e14090c3cd24116f87ce67a6b5a906c3db119559e304ad779d573a9a93c75a": True,  # 9.2
+    "40f37e75e3864283c29066137765438488a93bca885d8bc71138efe6a02198d1": False,  # 9.0
+}
+# What every warm run blocks (taskforge's `-p no:cacheprovider`): the template's blocks.
+_TEMPLATE_ARGS = ("-p", "no:cacheprovider")
+
+
+def _shape(function) -> str | None:
+    import ast
+    import hashlib
+    import inspect
+    import textwrap
+
+    try:
+        node = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    body = getattr(node, "body", [])
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        node.body = body[1:]
+    return hashlib.sha256(ast.dump(node, include_attributes=False).encode()).hexdigest()
+
+
+def _config_template():
+    """`(config, prog)`: what `get_config` returns for a run whose arguments block exactly
+    what `_TEMPLATE_ARGS` blocks, made here by the same calls in the same order, before
+    anything of a run is known (its arguments, beyond those blocks, and its working
+    directory are read later, by `pytest_cmdline_parse`): ~8 ms of every run, most of it
+    registering pytest's thirty-odd plugins and adding their options. None where this
+    pytest's `get_config` is not one of `_GET_CONFIG_SHAPES`, or PYTEST_DEBUG would have the
+    manager trace to this process's stderr."""
+    if "PYTEST_DEBUG" in os.environ:
+        return None
+    try:
+        import pathlib
+
+        from _pytest import config as pytest_config
+
+        takes_prog = _GET_CONFIG_SHAPES.get(_shape(pytest_config.get_config))
+        if takes_prog is None:
+            return None
+        prog = pytest_config._get_prog_name(  # what `python -m pytest` will pass
+            [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")]) \
+            if takes_prog else None
+        manager = pytest_config.PytestPluginManager()
+        params = pytest_config.Config.InvocationParams(args=_TEMPLATE_ARGS, plugins=None,
+                                                       dir=pathlib.Path.cwd())
+        config = pytest_config.Config(manager, invocation_params=params, prog=prog) \
+            if takes_prog else pytest_config.Config(manager, invocation_params=params)
+        manager.consider_preparse(_TEMPLATE_ARGS, exclude_only=True)
+        for spec in pytest_config.default_plugins:
+            manager.import_plugin(spec)
+        return config, prog, takes_prog
+    except Exception:
+        return None
+
+
+def _blocked_by(args) -> list[str]:
+    """The `-p no:NAME` names of `args`, read as `consider_preparse` reads them."""
+    names, i = [], 0
+    while i < len(args):
+        opt = args[i]
+        i += 1
+        if opt == "-p" and i < len(args):
+            value = args[i]
+            i += 1
+        elif opt.startswith("-p") and opt != "-p":
+            value = opt[2:]
+        else:
+            continue
+        if value.strip().startswith("no:"):
+            names.append(value.strip())
+    return names
+
+
+def _template_fits(job: dict) -> bool:
+    """Whether `job`'s run may start from the template: it blocks what the template blocked,
+    nothing more or less, and no PYTEST_DEBUG asks for a manager that traces."""
+    return _TEMPLATE is not None and "PYTEST_DEBUG" not in job["env"] \
+        and "PYTEST_DEBUG" not in _ADDED \
+        and _blocked_by(job["args"]) == _blocked_by(list(_TEMPLATE_ARGS))
+
+
+def _use_template(job: dict) -> None:
+    """In the child: its first `get_config` call, the one `python -m pytest` makes with the
+    job's arguments, gets the template with this run's invocation (arguments, working
+    directory); any other call, or a later one (a test that runs pytest in process), the
+    real `get_config`."""
+    import pathlib
+
+    from _pytest import config as pytest_config
+
+    config, prog, takes_prog = _TEMPLATE
+    real = pytest_config.get_config
+
+    def get_config(args=None, plugins=None, **kwargs):
+        pytest_config.get_config = real
+        if plugins is not None or list(args or ()) != list(job["args"]) \
+                or (kwargs != {"prog": prog} if takes_prog else kwargs):
+            return real(args, plugins, **kwargs)
+        config.invocation_params = pytest_config.Config.InvocationParams(
+            args=args or (), plugins=plugins, dir=pathlib.Path.cwd())
+        return config
+
+    pytest_config.get_config = get_config
+
+
 _import_pytests_own()
 _PRELOADED, _PLUGIN_NAMES = _preload_plugins()
 _PRELOADED_TOPS = sorted({name.split(".")[0] for name in _PRELOADED})
+_TEMPLATE = _config_template()
 # What exists now (pytest, its plugins and the standard modules they import; their garbage
 # collected first) is never collected again, in a child either: pytest's unconfigure collects
 # garbage, and a full collection walked (and copied) every page of this process, ~14 ms a
@@ -231,6 +348,8 @@ def _child(job: dict) -> None:
         _forget_preloaded(job, [job["cwd"], *pythonpath])
         tempfile.tempdir = None  # computed again from this run's TMPDIR
         sys.argv = ["-m", *job["args"]]
+        if job.get("template"):
+            _use_template(job)
         import runpy
 
         try:
@@ -286,6 +405,7 @@ def _wait_for_end(pid: int, deadline: float) -> bool:
 
 def _run(job: dict) -> dict:
     start = time.monotonic()
+    job = {**job, "template": _template_fits(job)}
     pid = os.fork()
     if pid == 0:
         _child(job)
@@ -297,7 +417,7 @@ def _run(job: dict) -> dict:
     _kill_group(pid)  # what the run left running in its session
     code = -signal.SIGKILL if timed_out else os.waitstatus_to_exitcode(status)
     return {"id": job["id"], "exit_code": code, "timed_out": timed_out,
-            "seconds": time.monotonic() - start}
+            "seconds": time.monotonic() - start, "template": job["template"]}
 
 
 def main(jobs_path: str, results_path: str) -> None:

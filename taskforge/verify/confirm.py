@@ -260,14 +260,14 @@ class Verifier:
                      originals: dict[str, str], new_texts: dict[str, str],
                      hidden: dict[str, tuple[str, str]]) -> Fingerprints:
         """The deletion's fingerprints against the task tree of `workspace`, just
-        materialized (`removed`: what that removed) without its `hidden` tests: the
-        snapshot's tree with the deletion in place (`_DeletionFingerprints`, most often
-        computed ahead), less what materializing removed. Where an edited file on disk is
-        not the deletion's text byte for byte, the workspace itself is read instead
-        (`fingerprint_workspace`). The workspace is the snapshot's copy with those files
-        edited, less what `removed` lists (rules name the artifacts and VCS directories,
-        which `read_tree` leaves out), so both trees are one; the scan reads the workspace
-        as it is either way."""
+        materialized (`removed`: what that removed; its `hidden` tests not yet back): the
+        snapshot's tree with the deletion in place, less the files `removed` names
+        (`_DeletionFingerprints`, most often computed ahead). That is the workspace's own
+        tree: the snapshot's copy with those files edited, less what `removed` lists (rules
+        name artifacts and VCS directories, which `read_tree` leaves out anyway). Where an
+        edited file on disk is not the deletion's text byte for byte, the workspace itself
+        is read instead (`fingerprint_workspace`); the scan reads the workspace as it is
+        either way."""
         root = self.source.snapshot.root
         if any(not (workspace / p).is_file() or (workspace / p).read_bytes()
                != t.encode("utf-8", "surrogatepass") for p, t in new_texts.items()):

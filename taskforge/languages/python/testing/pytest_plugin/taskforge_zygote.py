@@ -218,11 +218,12 @@ def _shape(function) -> str | None:
 
 
 def _config_template():
-    """`(config, prog)`: what `get_config` returns for a run whose arguments block exactly
-    what `_TEMPLATE_ARGS` blocks, made here by the same calls in the same order, before
-    anything of a run is known (its arguments, beyond those blocks, and its working
-    directory are read later, by `pytest_cmdline_parse`): ~8 ms of every run, most of it
-    registering pytest's thirty-odd plugins and adding their options. None where this
+    """`(config, prog, takes_prog)`: the `Config` that `get_config` returns for a run whose
+    arguments block exactly what `_TEMPLATE_ARGS` blocks, made here by the same calls in the
+    same order, before anything of a run is known (its arguments, beyond those blocks, and
+    its working directory are read later, by `pytest_cmdline_parse`): ~5 ms of every run
+    (boltons' confirmation runs, 53 against 58 ms), most of it registering pytest's
+    thirty-odd plugins and adding their options. None where this
     pytest's `get_config` is not one of `_GET_CONFIG_SHAPES`, or PYTEST_DEBUG would have the
     manager trace to this process's stderr."""
     if "PYTEST_DEBUG" in os.environ:

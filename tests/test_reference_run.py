@@ -19,6 +19,7 @@ screen that ran a job's tests as listed (sorted node ids) passed a reference tha
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -251,11 +252,14 @@ def test_the_servers_own_seconds_are_shared_once(reg, monkeypatch) -> None:
     child ran, so the jobs' figures add up to the server's (the overhead the bench prints
     divides by them; with the share added to each follow-up too, the overhead read low)."""
     source, _strategy, _candidate, verifier, _halve = reg
-    servers = []
+    servers, sessions = [], []
     run_tests_of_screen = screen_module.run_tests
 
     def recording(*args, **kwargs):
         servers.append(run_tests_of_screen(*args, **kwargs))
+        # the server's last line: its session's seconds (it writes no JUnit file)
+        out = Path(kwargs["extra_env"]["TASKFORGE_SCREEN_OUT"]).read_text().splitlines()
+        sessions.append(json.loads(out[-1])["session_seconds"])
         return servers[-1]
 
     monkeypatch.setattr(screen_module, "run_tests", recording)
@@ -265,7 +269,8 @@ def test_the_servers_own_seconds_are_shared_once(reg, monkeypatch) -> None:
                     then=tuple(zip(follow, ("pass", "original"), strict=True)), order=(C, A))
     results = screen([job], source.snapshot.root, verifier().runner)
     assert set(results) == {job.id, *follow}
-    [server] = servers
-    assert sum(r.pytest_seconds for r in results.values()) == pytest.approx(server.pytest_seconds)
+    [server], [session] = servers, sessions
+    assert 0 < session <= server.wall_seconds
+    assert sum(r.pytest_seconds for r in results.values()) == pytest.approx(session)
     for job_id in follow:
         assert 0 < results[job_id].pytest_seconds <= results[job_id].wall_seconds

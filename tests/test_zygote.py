@@ -19,7 +19,7 @@ from test_sandbox import require
 
 from taskforge.languages.python.env import build_environment, detect_spec
 from taskforge.languages.python.testing import zygote
-from taskforge.languages.python.testing.runner import run_tests
+from taskforge.languages.python.testing.runner import PLUGIN_DIR, run_tests
 from taskforge.model import Environment, SourceSpec
 from taskforge.sandbox import Sandbox
 from taskforge.sources import ingest_source
@@ -447,3 +447,49 @@ def test_what_the_environment_s_plugins_import_is_imported_once(
             env={**os.environ, "PYTHONPATH": str(ws), "PYTHONDONTWRITEBYTECODE": "1"})
         assert unrewritten.returncode != 0
         assert "PytestAssertRewriteWarning" in unrewritten.stdout + unrewritten.stderr
+
+
+WHERE_THE_WATCH_CAME_FROM = """\
+import gc
+import json
+import sys
+
+
+def test_where_the_state_watch_came_from():
+    module = sys.modules["taskforge_state"]
+    with open("watch.json", "w") as f:
+        # a module the zygote imported is frozen there: no run's gc sees it
+        json.dump({"file": module.__file__,
+                   "frozen": not any(o is module for o in gc.get_objects())}, f)
+"""
+
+
+def test_the_state_watch_comes_from_the_zygote_unless_the_run_finds_another(
+        project: tuple[Path, Environment]) -> None:
+    """A confirmation run over part of a suite watches what each test leaves behind with
+    `taskforge_state`, which the zygote imports once (runs write no bytecode: each compiled
+    it anew). A run whose paths hold a module of that name imports that one, as a fresh
+    process would."""
+    tree, env = project
+    box = require("none")
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    test = "tests/test_watch.py::test_where_the_state_watch_came_from"
+    with warm_dir(cache, prefix="test-") as scratch:
+        ws = scratch / "ws"
+        shutil.copytree(tree, ws)
+        (ws / "tests/test_watch.py").write_text(WHERE_THE_WATCH_CAME_FROM)
+        before = jobs_done()
+        watched = run_tests(env, ws, box, timeout=120, select=[test], watch_state=True)
+        assert watched.outcomes == {test: "passed"}, watched.log_tail
+        seen = json.loads((ws / "watch.json").read_text())
+        assert seen == {"file": str(PLUGIN_DIR / "taskforge_state.py"), "frozen": True}
+        # Positive control: the workspace's own module of that name is the run's, imported
+        # by the run itself (not frozen).
+        (ws / "taskforge_state.py").write_text("class StateWatch:\n"
+                                               "    def __init__(self, out, root):\n"
+                                               "        pass\n")
+        shadowed = run_tests(env, ws, box, timeout=120, select=[test], watch_state=True)
+        assert shadowed.outcomes == {test: "passed"}, shadowed.log_tail
+        seen = json.loads((ws / "watch.json").read_text())
+        assert seen == {"file": str(ws / "taskforge_state.py"), "frozen": False}
+        assert jobs_done() == before + 2

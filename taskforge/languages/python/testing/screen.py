@@ -107,12 +107,16 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, runner: Runner, *,
                   writable=(io,))
         lines = out_file.read_text().splitlines() if out_file.exists() else []
     reported = [json.loads(line) for line in lines]
+    # The server's session seconds, its last line (it writes no JUnit file); a server that
+    # ended early said nothing: its JUnit seconds, if any
+    session = next((d["session_seconds"] for d in reported if "session_seconds" in d),
+                   server.pytest_seconds)
+    reported = [d for d in reported if "id" in d]
     # The seconds pytest reports for the server's session (as for any run: collection
     # included) are shared out: each job gets what its tests took in the children, and each
     # of `jobs` (not their follow-ups, which are a candidate's too) an equal part of the
     # rest of the session (collecting, importing, forking), so the figures add up to it.
-    shared = max(0.0, server.pytest_seconds - sum(d.get("pytest_seconds", 0.0)
-                                                  for d in reported)) / len(jobs)
+    shared = max(0.0, session - sum(d.get("pytest_seconds", 0.0) for d in reported)) / len(jobs)
     listed = {job.id for job in jobs}
     results: dict[str, ScreenResult] = {}
     for data in reported:

@@ -26,6 +26,8 @@ Results go to TASKFORGE_SCREEN_OUT, one JSON line per job:
   {"id": ..., "runs": [{node id: outcome}, ...], "unscreenable": reason or null,
    "pytest_seconds": what pytest spent running the tests in the forked children,
    "wall_seconds": with forking}
+and last {"session_seconds": the server's session, collection included} (the server writes
+no JUnit file: its JUnit writer is unregistered before the first fork).
 The screen can only reject candidates: every task it lets through is confirmed in a fresh
 process on its real workspace.
 """
@@ -188,14 +190,18 @@ def pytest_runtestloop(session):
         with contextlib.suppress(Exception):
             importlib.import_module(module)
     index = _functions_by_code()
-    # The JUnit XML report escapes each test's name with a regular expression of large
-    # character ranges, compiled on its first use: in every child, since this process runs
-    # no test (~4 ms a job, three jobs a candidate). Compiled here, `re`'s cache hands it to
-    # every fork, as the zygote's does to every fresh run.
-    with contextlib.suppress(Exception):
-        from _pytest.junitxml import bin_xml_escape
-
-        bin_xml_escape("")
+    # The children report through `_outcomes` and die without writing a JUnit file: pytest's
+    # JUnit writer, which would build its XML entry for every test of every child (its hooks
+    # and its first use of its regular expressions in each child), leaves before any fork.
+    # It only reports (its `record_*` fixtures keep the object they find in the config), so
+    # no test runs otherwise; the seconds its file gave are this session's (`_session_out`).
+    _drop_junit_writer(session.config)
+    # Where each test is (`item.location`, which every report needs: its file, line and
+    # name, found through `inspect`) is computed once per item, not once in every child that
+    # runs it (a candidate's tests run in two or three). Nothing of a test runs for it.
+    for item in session.items:
+        with contextlib.suppress(Exception):
+            item.location  # noqa: B018  (a cached property: read to compute it)
     # The collected session (its garbage collected first) is never collected again, in a
     # child either: a test that triggers a full collection does not walk (and copy) every
     # page of it. A child's `gc.get_objects()` leaves these objects out; the screen may only
@@ -217,7 +223,35 @@ def pytest_runtestloop(session):
                             {**job, "id": follow_id, "body": body,
                              "tests": in_collection_order if body == "original" else failing,
                              "repeats": 1, "stop_on_failure": True}, timeout, out)
+        _session_out(out)
     return True
+
+
+_session_started = time.monotonic()  # (a fallback: pytest_sessionstart sets it)
+
+
+def pytest_sessionstart(session):
+    global _session_started
+    _session_started = time.monotonic()
+
+
+def _session_out(out):
+    """The last line: the server's session seconds, collection included, as the JUnit file
+    it no longer writes gave them (`screen` shares them out over the jobs)."""
+    out.write(json.dumps({"session_seconds": time.monotonic() - _session_started}) + "\n")
+    out.flush()
+
+
+def _drop_junit_writer(config):
+    """Unregister pytest's JUnit XML writer (`_pytest.junitxml.LogXML`), whatever its
+    version calls the key it keeps it under."""
+    try:
+        from _pytest.junitxml import LogXML
+    except ImportError:
+        return
+    for plugin in list(config.pluginmanager.get_plugins()):
+        if isinstance(plugin, LogXML):
+            config.pluginmanager.unregister(plugin)
 
 
 def _screen_job(session, items_by_id, index, job, timeout, out):

@@ -60,6 +60,17 @@ def _import_pytests_own() -> None:
         bin_xml_escape("")
 
 
+def _import_taskforges_own() -> frozenset[str]:
+    """The modules beside this one that a run imports from taskforge's plugin directory and
+    that read nothing at import: the state watch (`taskforge_state`, every confirmation run
+    over part of a suite). Runs may not write bytecode, so each compiled it anew (~2 ms); a
+    run that would find another module of that name first drops it (`_forget_own`)."""
+    with contextlib.suppress(ImportError):
+        import taskforge_state  # noqa: F401
+        return frozenset({"taskforge_state"})
+    return frozenset()
+
+
 def _preload_plugins() -> tuple[frozenset[str], frozenset[str]]:
     """The environment's own pytest plugins (its `pytest11` entry points) and what they
     import, imported here once instead of in every run: anyio's plugin, for one, pulls in
@@ -188,6 +199,16 @@ def _forget_preloaded(job: dict, head: list[str]) -> None:
             sys.modules.pop(name, None)
 
 
+def _forget_own(head: list[str]) -> None:
+    """Drop each of `_OWN` that this run's own paths (`head`) would find elsewhere first."""
+    from importlib.machinery import PathFinder
+
+    for name in _OWN:
+        spec = PathFinder.find_spec(name, head)
+        if spec is None or spec.origin != getattr(sys.modules.get(name), "__file__", None):
+            sys.modules.pop(name, None)
+
+
 # `get_config` as pytest 9.0 and 9.2 write it (a digest of its statements, docstring aside;
 # True: it takes `prog`): a plugin manager, a `Config` around it, the `-p no:` arguments
 # blocked, pytest's own plugins imported and registered. The template below is that, built
@@ -304,6 +325,7 @@ def _use_template(job: dict) -> None:
 
 _import_pytests_own()
 _PRELOADED, _PLUGIN_NAMES = _preload_plugins()
+_OWN = _import_taskforges_own()
 _PRELOADED_TOPS = sorted({name.split(".")[0] for name in _PRELOADED})
 _TEMPLATE = _config_template()
 # What exists now (pytest, its plugins and the standard modules they import; their garbage
@@ -347,6 +369,7 @@ def _child(job: dict) -> None:
 
         importlib.invalidate_caches()
         _forget_preloaded(job, [job["cwd"], *pythonpath])
+        _forget_own([job["cwd"], *pythonpath])
         tempfile.tempdir = None  # computed again from this run's TMPDIR
         sys.argv = ["-m", *job["args"]]
         if job.get("template"):

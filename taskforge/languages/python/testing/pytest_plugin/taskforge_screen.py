@@ -27,7 +27,8 @@ Results go to TASKFORGE_SCREEN_OUT, one JSON line per job:
    "pytest_seconds": what pytest spent running the tests in the forked children,
    "wall_seconds": with forking}
 and last {"session_seconds": the server's session, collection included} (the server writes
-no JUnit file: its JUnit writer is unregistered before the first fork).
+no JUnit file: its JUnit writer is unregistered before the first fork, and its terminal
+reporter hears no test's report).
 The screen can only reject candidates: every task it lets through is confirmed in a fresh
 process on its real workspace.
 """
@@ -190,12 +191,15 @@ def pytest_runtestloop(session):
         with contextlib.suppress(Exception):
             importlib.import_module(module)
     index = _functions_by_code()
-    # The children report through `_outcomes` and die without writing a JUnit file: pytest's
-    # JUnit writer, which would build its XML entry for every test of every child (its hooks
-    # and its first use of its regular expressions in each child), leaves before any fork.
-    # It only reports (its `record_*` fixtures keep the object they find in the config), so
-    # no test runs otherwise; the seconds its file gave are this session's (`_session_out`).
+    # The children report through `_outcomes`, their output goes nowhere and they die
+    # without writing a JUnit file, yet two plugins that only present reports did their
+    # per-test work in every child: pytest's JUnit writer (its XML entry for every test, its
+    # regular expressions compiled anew in each child) leaves before any fork; the terminal
+    # reporter stays (plugins and fixtures may ask for it) but hears no test's report. No
+    # test runs otherwise: the `record_*` fixtures keep the writer they find in the config.
+    # The seconds the JUnit file gave are this session's (`_session_out`).
     _drop_junit_writer(session.config)
+    _mute_terminal_reporter(session.config)
     # Where each test is (`item.location`, which every report needs: its file, line and
     # name, found through `inspect`) is computed once per item, not once in every child that
     # runs it (a candidate's tests run in two or three). Nothing of a test runs for it.
@@ -252,6 +256,28 @@ def _drop_junit_writer(config):
     for plugin in list(config.pluginmanager.get_plugins()):
         if isinstance(plugin, LogXML):
             config.pluginmanager.unregister(plugin)
+
+
+# The terminal reporter's hooks that write each test's progress (a line formatted per test).
+PER_TEST_REPORTING = ("pytest_runtest_logstart", "pytest_runtest_logreport",
+                      "pytest_runtest_logfinish")
+
+
+def _mute_terminal_reporter(config):
+    """Register pytest's terminal reporter again, under its name, without its per-test hooks:
+    `get_plugin("terminalreporter")` still finds it, writes through it still go nowhere."""
+    try:
+        from _pytest.terminal import TerminalReporter
+    except ImportError:
+        return
+    manager = config.pluginmanager
+    for plugin in list(manager.get_plugins()):
+        if isinstance(plugin, TerminalReporter):
+            name = manager.get_name(plugin)
+            manager.unregister(plugin)
+            for hook in PER_TEST_REPORTING:
+                setattr(plugin, hook, None)  # an attribute pluggy does not take for a hook
+            manager.register(plugin, name)
 
 
 def _screen_job(session, items_by_id, index, job, timeout, out):

@@ -4,6 +4,7 @@ is cut off at its timeout with what it started, and is used only under a warm ro
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -493,3 +494,83 @@ def test_the_state_watch_comes_from_the_zygote_unless_the_run_finds_another(
         seen = json.loads((ws / "watch.json").read_text())
         assert seen == {"file": str(ws / "taskforge_state.py"), "frozen": False}
         assert jobs_done() == before + 2
+
+
+# A plugin with a fixture hidden behind a decorator (pytest warns that it cannot find it) and
+# one it finds.
+WRAPPING_PLUGIN = """\
+import functools
+
+import pytest
+
+
+def logged(function):
+    @functools.wraps(function)
+    def inner(*args, **kwargs):
+        return function(*args, **kwargs)
+    return inner
+
+
+@logged
+@pytest.fixture
+def hidden_value():
+    return 1
+
+
+@pytest.fixture
+def found_value():
+    return 2
+"""
+FIXTURES_SEEN = """\
+import json
+
+from _pytest.fixtures import FixtureManager
+
+
+def test_what_the_fixture_manager_holds(request, found_value):
+    manager = request.session._fixturemanager
+    with open("fixtures.json", "w") as f:
+        json.dump({"fixtures": sorted((d.argname, d.func.__module__, d.func.__qualname__,
+                                       d.scope) for d in manager._get_all_fixture_defs()),
+                   "check": FixtureManager._check_for_wrapped_fixture.__qualname__}, f)
+"""
+
+
+def test_the_wrapped_fixture_check_is_found_once_and_still_warns(
+        project: tuple[Path, Environment], tmp_path: Path) -> None:
+    """Every run's fixture manager scans each plugin's attributes for a fixture hidden behind a
+    decorator (pytest 9.2); what that check finds in pytest's and the preloaded plugins'
+    objects the zygote finds once (`_plain_attributes`). A warm run's fixture manager holds
+    what a fresh run's holds, and pytest's warning about a plugin's hidden fixture comes in
+    both (that object is one the check does not pass over). Positive control, checked by
+    hand: a stand-in that passed over every object lost that warning in the warm run."""
+    tree, env = project
+    box = require("none")
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    venv = tmp_path / "env" / "venv"
+    shutil.copytree(env.venv, venv, symlinks=True)
+    (site,) = venv.glob("lib/python3*/site-packages")
+    install(site, "wrapplug", {"wrapplug.py": WRAPPING_PLUGIN}, plugin="wrapplug")
+    env = dataclasses.replace(env, venv=venv)
+    test = "tests/test_fixtures_seen.py::test_what_the_fixture_manager_holds"
+    seen = {}
+    for where in ("fresh", "warm"):
+        with contextlib.ExitStack() as stack:
+            if where == "warm":
+                ws = stack.enter_context(warm_dir(cache, prefix="test-")) / "ws"
+            else:
+                ws = tmp_path / "fresh"
+            shutil.copytree(tree, ws)
+            (ws / "tests/test_fixtures_seen.py").write_text(FIXTURES_SEEN)
+            before = jobs_done()
+            run = run_tests(env, ws, box, timeout=120, select=[test])
+            assert jobs_done() == before + (where == "warm")
+            assert run.outcomes == {test: "passed"}, run.log_tail
+            assert "cannot discover fixture 'hidden_value' due to being wrapped" \
+                in run.log_tail, run.log_tail
+            seen[where] = json.loads((ws / "fixtures.json").read_text())
+    assert seen["warm"]["fixtures"] == seen["fresh"]["fixtures"]
+    assert ["found_value", "wrapplug", "found_value", "function"] in seen["warm"]["fixtures"]
+    # the warm run's check is the zygote's stand-in, the fresh run's pytest's own
+    assert seen["fresh"]["check"] == "FixtureManager._check_for_wrapped_fixture"
+    assert seen["warm"]["check"] == "_skip_known_plain.<locals>._check_for_wrapped_fixture"

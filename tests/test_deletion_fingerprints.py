@@ -78,3 +78,44 @@ def test_the_memo_travels_empty() -> None:
     memo = _DeletionFingerprints()
     memo._tree = {"a": b"x"}
     assert pickle.loads(pickle.dumps(memo))._tree is None
+
+
+def test_a_deletion_applied_ahead_is_the_tasks(calc: PathProject,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_search_ahead` applies each candidate's deletion (for its fingerprints); the task's
+    confirmation takes that deletion instead of applying it again, and only for the same
+    options: a verifier made with others (sharing the memo, as `dataclasses.replace` does)
+    applies its own."""
+    import dataclasses
+    import threading
+
+    from taskforge.languages.base import NOT_SCREENED
+    from taskforge.languages.strategy import TaskOptions
+
+    verifier = calc.verifier()
+    candidate = calc.candidates["weighted"]
+    applied = []  # the task state's deletions (the trivial solutions' have a `body`)
+    apply = type(calc.strategy).apply
+
+    def counted(self, *args, **kwargs):
+        if "body" not in kwargs:
+            applied.append(args)
+        return apply(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(calc.strategy), "apply", counted)
+    done = threading.Thread(target=lambda: None)
+    done.start()
+    verifier._search_ahead([candidate], done, threading.Event())
+    assert len(applied) == 1
+    record = verifier.make_task(calc.strategy, candidate, NOT_SCREENED)
+    assert len(applied) == 1, "the confirmation applied the deletion again"
+    # the memo is the verifier's: the same deletion's record again, from the memo
+    assert verifier.make_task(calc.strategy, candidate, NOT_SCREENED)["deletion_patch"] \
+        == record["deletion_patch"]
+    assert len(applied) == 1
+    # Positive control: other options are another deletion (here: without the docstring
+    # kept, no docstring to keep, so the same text), applied anew.
+    other = dataclasses.replace(verifier, options=TaskOptions(keep_docstrings=False))
+    assert other.fingerprinted is verifier.fingerprinted
+    other.make_task(calc.strategy, candidate, NOT_SCREENED)
+    assert len(applied) == 2

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import os
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -27,7 +28,7 @@ from taskforge.languages.base import (
 )
 from taskforge.languages.strategy import Strategy, TaskOptions
 from taskforge.materialize import materialize
-from taskforge.model import Candidate, TaskRecord, TestRun
+from taskforge.model import Candidate, Deletion, TaskRecord, TestRun
 from taskforge.patches import diff_texts
 from taskforge.sandbox import Sandbox
 from taskforge.sanitize import (
@@ -132,7 +133,9 @@ class _LeavesState(Exception):
 class _DeletionFingerprints:
     """The snapshot's tree (`read_tree`), read once, and each deletion's fingerprints against
     it with the deletion in place, by the deletion's texts: `_search_ahead` computes them
-    while the screen runs, the task's confirmation takes them (14 ms a boltons task).
+    while the screen runs, the task's confirmation takes them (14 ms a boltons task); and
+    the deletions `_search_ahead` applied for that, by candidate (a strategy's `apply` is
+    a function of the snapshot, the candidate and the options: 4 ms a boltons task).
     Per process: pickled, it arrives empty (a worker elsewhere computes its own)."""
 
     KEPT = 256  # deletions remembered, the oldest going first
@@ -140,7 +143,21 @@ class _DeletionFingerprints:
     def __init__(self) -> None:
         self._tree: dict[str, bytes] | None = None
         self._found: dict[tuple, Fingerprints] = {}
+        self._applied: dict[tuple[str, TaskOptions], Deletion] = {}
         self._lock = threading.Lock()
+
+    def deletion(self, key: tuple[str, TaskOptions], apply: Callable[[], Deletion]) -> Deletion:
+        """The deletion `key` names (a candidate's key, the options), applied ahead, else by
+        `apply` now."""
+        with self._lock:
+            found = self._applied.get(key)
+        if found is None:
+            found = apply()
+            with self._lock:
+                self._applied[key] = found
+                while len(self._applied) > self.KEPT:
+                    self._applied.pop(next(iter(self._applied)))
+        return found
 
     def __reduce__(self) -> tuple:
         return (_DeletionFingerprints, ())
@@ -242,7 +259,9 @@ class Verifier:
                     project = source.language.project(source.snapshot, source.env)
                 strategy = source.language.strategy(candidate.strategy)
                 assert strategy is not None  # its candidates came from this language
-                deletion = strategy.apply(project, candidate, self.options)
+                deletion = self.fingerprinted.deletion(
+                    (candidate.key, self.options),
+                    functools.partial(strategy.apply, project, candidate, self.options))
                 originals = {p: project.text(p) for p in deletion.new_texts}
                 search_ahead(source.env.venv, self.fingerprinted.of(
                     source.snapshot.root, originals, deletion.new_texts), stop)
@@ -357,7 +376,9 @@ class Verifier:
                    scan_meanwhile: bool, prior: Sequence[TestRun] = (),
                    every_stable: bool = False) -> TaskRecord:
         source, options, cache, repeats = self.source, self.options, self.cache, self.repeats
-        deletion = strategy.apply(source.project, candidate, options)
+        deletion = self.fingerprinted.deletion(
+            (candidate.key, options),
+            functools.partial(strategy.apply, source.project, candidate, options))
         originals = {p: source.project.text(p) for p in deletion.new_texts}
         deletion_patch = diff_texts({p: (originals[p], t) for p, t in deletion.new_texts.items()})
         patch = diff_texts({p: (t, originals[p]) for p, t in deletion.new_texts.items()})

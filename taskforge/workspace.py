@@ -103,6 +103,15 @@ def warm_dir(cache: Path, prefix: str = "tmp-") -> Iterator[Path]:
         yield Path(scratch)
 
 
+@contextlib.contextmanager
+def warm_copy(tree: Path, cache: Path, prefix: str = "ws-") -> Iterator[Path]:
+    """`scratch_copy`, under this process's warm root: a copy a warm run may run in."""
+    with warm_dir(cache, prefix=prefix) as scratch:
+        workspace = scratch / "workspace"
+        shutil.copytree(tree, workspace, symlinks=True)
+        yield workspace
+
+
 def warm_root_of(path: Path) -> Path | None:
     """The warm root of this process that holds `path`, if any."""
     with _warm_lock:

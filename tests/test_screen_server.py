@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import ingest_path_project, make_project, setuptools_pyproject
 
+from taskforge.languages.python.testing import zygote
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.languages.python.testing.screen import ScreenJob, screen
 from taskforge.workspace import scratch_copy
@@ -87,3 +88,20 @@ def test_children_hear_no_presenting_plugin_and_what_tests_use_of_them_works(rec
     with scratch_copy(source.snapshot.root, runner.cache, prefix="fresh-") as workspace:
         fresh = run_tests(runner.env, workspace, runner.sandbox, timeout=120, select=TESTS)
     assert fresh.outcomes == dict.fromkeys(TESTS, "passed"), fresh.log_tail
+
+
+def test_the_server_is_a_warm_run(rec, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server runs in a copy under the warm root, so a zygote forks it (its interpreter,
+    pytest and the environment's plugins imported once per environment and worker, not once
+    per server), with the outcomes a server of its own gives (`TASKFORGE_WARM_RUNS=0`)."""
+    source, runner = rec.source, rec.verifier().runner
+    job = ScreenJob(id="double\0original", modules=("rec.core",),
+                    targets=(("rec/core.py", 1, "double"),), body="original", tests=TESTS)
+    served = zygote.ZYGOTES.served
+    [warm] = screen([job], source.snapshot.root, runner).values()
+    assert zygote.ZYGOTES.served == served + 1
+    monkeypatch.setenv("TASKFORGE_WARM_RUNS", "0")
+    [cold] = screen([job], source.snapshot.root, runner).values()
+    assert zygote.ZYGOTES.served == served + 1  # positive control: its own process
+    assert warm.runs == cold.runs == ({RECORDS: "passed", LISTENS: "failed", THERE: "passed",
+                                       HEARD: "failed"},)

@@ -26,7 +26,7 @@ from taskforge.languages.python.delete.project import PythonProject
 from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.model import Candidate, Outcome
-from taskforge.workspace import scratch_copy, scratch_dir
+from taskforge.workspace import warm_copy, warm_dir
 
 # The one trivial solution (of the language's NULL_BODIES) the screen runs for them all: as
 # the server compiles them (a function of its own whose body is `pass`, or `return None`),
@@ -84,8 +84,11 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, runner: Runner, *,
     if not jobs:
         return {}
     timeout, cache = runner.timeout, runner.cache
-    with scratch_copy(snapshot_root, cache, prefix="screen-") as workspace, \
-            scratch_dir(cache, prefix="screen-io-") as io:
+    # Under the warm root, so that the server is forked from a zygote as verification's
+    # fresh runs are (its interpreter, pytest and the environment's plugins imported once
+    # per environment and worker, not once per server).
+    with warm_copy(snapshot_root, cache, prefix="screen-") as workspace, \
+            warm_dir(cache, prefix="screen-io-") as io:
         if bytecode is not None:
             seed_bytecode(workspace, bytecode, changed=())
         jobs_file, out_file = io / "jobs.jsonl", io / "results.jsonl"

@@ -40,15 +40,17 @@ import pytest  # the point of this process: imported once, before any fork
 
 def _import_pytests_own() -> None:
     """What every run imports besides `pytest` and the project: pytest's built-in plugins and
-    the standard modules they pull in (~10 ms a run), and the one regular expression they
-    compile in every run. None of them reads the environment or the working directory on
-    import, so a run sees what it would have imported itself.
+    the standard modules they pull in (~10 ms a run; `pdb` and `faulthandler`, which the
+    debugging and faulthandler plugins import as they configure, ~2 ms more), and the one
+    regular expression they compile in every run. None of them reads the environment or the
+    working directory on import, so a run sees what it would have imported itself.
     The environment's own plugins come next (`_preload_plugins`); `readline` is left to the
-    run (it reads HOME's .inputrc)."""
+    run (it reads HOME's .inputrc; pdb imports it only when a debugger starts)."""
     from _pytest.config import default_plugins
 
     names = [f"_pytest.{name}" for name in default_plugins]
-    for name in (*names, "unittest", "xml.etree.ElementTree", "tomllib", "difflib", "pickle"):
+    for name in (*names, "unittest", "xml.etree.ElementTree", "tomllib", "difflib", "pickle",
+                 "pdb", "faulthandler"):
         with contextlib.suppress(ImportError):  # an older pytest or Python lacks some
             importlib.import_module(name)
     # The JUnit XML report escapes every test's name with a regular expression of large

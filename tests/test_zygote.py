@@ -457,11 +457,15 @@ import sys
 
 
 def test_where_the_state_watch_came_from():
+    import pytest
+
     module = sys.modules["taskforge_state"]
     with open("watch.json", "w") as f:
-        # a module the zygote imported is frozen there: no run's gc sees it
+        # a module the zygote imported is frozen there: no run's gc sees it; and it knows
+        # the real paths of the zygote's modules (pytest's among them) before the run asks
         json.dump({"file": module.__file__,
-                   "frozen": not any(o is module for o in gc.get_objects())}, f)
+                   "frozen": not any(o is module for o in gc.get_objects()),
+                   "knows pytest": pytest.__file__ in getattr(module, "REAL_PATHS", {})}, f)
 """
 
 
@@ -469,8 +473,9 @@ def test_the_state_watch_comes_from_the_zygote_unless_the_run_finds_another(
         project: tuple[Path, Environment]) -> None:
     """A confirmation run over part of a suite watches what each test leaves behind with
     `taskforge_state`, which the zygote imports once (runs write no bytecode: each compiled
-    it anew). A run whose paths hold a module of that name imports that one, as a fresh
-    process would."""
+    it anew), with the real paths of the zygote's modules found (`remember_real_paths`: the
+    watch compares each module's with the run's root). A run whose paths hold a module of
+    that name imports that one, as a fresh process would."""
     tree, env = project
     box = require("none")
     cache = Path(os.environ["TASKFORGE_CACHE"])
@@ -483,7 +488,8 @@ def test_the_state_watch_comes_from_the_zygote_unless_the_run_finds_another(
         watched = run_tests(env, ws, box, timeout=120, select=[test], watch_state=True)
         assert watched.outcomes == {test: "passed"}, watched.log_tail
         seen = json.loads((ws / "watch.json").read_text())
-        assert seen == {"file": str(PLUGIN_DIR / "taskforge_state.py"), "frozen": True}
+        assert seen == {"file": str(PLUGIN_DIR / "taskforge_state.py"), "frozen": True,
+                        "knows pytest": True}
         # Positive control: the workspace's own module of that name is the run's, imported
         # by the run itself (not frozen).
         (ws / "taskforge_state.py").write_text("class StateWatch:\n"
@@ -492,7 +498,8 @@ def test_the_state_watch_comes_from_the_zygote_unless_the_run_finds_another(
         shadowed = run_tests(env, ws, box, timeout=120, select=[test], watch_state=True)
         assert shadowed.outcomes == {test: "passed"}, shadowed.log_tail
         seen = json.loads((ws / "watch.json").read_text())
-        assert seen == {"file": str(ws / "taskforge_state.py"), "frozen": False}
+        assert seen == {"file": str(ws / "taskforge_state.py"), "frozen": False,
+                        "knows pytest": False}
         assert jobs_done() == before + 2
 
 

@@ -52,6 +52,29 @@ def _bookkeeping(key: object, namespace: dict) -> bool:
     return isinstance(namespace.get(key), types.ModuleType)
 
 
+# A module file's real path, by the path it was loaded from (what `_namespaces` compares with
+# the run's root). The zygote fills it for the modules it holds (`remember_real_paths`), which
+# every run it forks has and none of which is the project's: ~470 `realpath`s (an lstat of
+# every component) in each humanize confirmation run, most of what watching cost there.
+REAL_PATHS: dict[str, str] = {}
+
+
+def real_path(path: str) -> str:
+    real = REAL_PATHS.get(path)
+    if real is None:
+        real = REAL_PATHS[path] = os.path.realpath(path)
+    return real
+
+
+def remember_real_paths() -> None:
+    """The real path of every module file loaded now (absolute ones: a relative path's
+    depends on the working directory)."""
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and os.path.isabs(path):
+            real_path(path)
+
+
 class StateWatch:
     def __init__(self, out: str, root: str) -> None:
         self.out = out
@@ -74,7 +97,7 @@ class StateWatch:
                     continue
                 inside = self.under_root.get(path)
                 if inside is None:
-                    real = os.path.realpath(path)
+                    real = real_path(path)
                     inside = self.under_root[path] = real.startswith(self.root) \
                         and real not in self.test_files \
                         and os.path.basename(real) != "conftest.py"
@@ -124,7 +147,7 @@ class StateWatch:
         return found
 
     def pytest_collection_finish(self, session):
-        self.test_files = {os.path.realpath(str(getattr(item, "path", None) or item.fspath))
+        self.test_files = {real_path(str(getattr(item, "path", None) or item.fspath))
                            for item in session.items}
         self.under_root.clear()
         self.modules_seen = -1

@@ -393,6 +393,8 @@ _OWN = _import_taskforges_own()
 _PRELOADED_TOPS = sorted({name.split(".")[0] for name in _PRELOADED})
 _TEMPLATE = _config_template()
 _PLAIN = _plain_attributes()
+if "taskforge_state" in _OWN:
+    sys.modules["taskforge_state"].remember_real_paths()
 # What exists now (pytest, its plugins and the standard modules they import; their garbage
 # collected first) is never collected again, in a child either: pytest's unconfigure collects
 # garbage, and a full collection walked (and copied) every page of this process, ~14 ms a

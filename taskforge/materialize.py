@@ -22,9 +22,11 @@ def materialize_record(record: TaskRecord, snapshot_root: Path,
 
 
 def materialize(deletion_patch: str, snapshot_root: Path, dest: Path, *,
-                also_remove: Collection[str] = ()) -> tuple[Path, dict[str, list[str]]]:
+                also_remove: Collection[str] = (),
+                tracked: frozenset[str] | None = None) -> tuple[Path, dict[str, list[str]]]:
     """A workspace at `dest`: the snapshot with `deletion_patch` applied, sanitized, with
-    `also_remove` (paths an earlier leak scan removed) gone and one fresh commit."""
+    `also_remove` (paths an earlier leak scan removed) gone and one fresh commit.
+    `tracked`: the snapshot's `tracked_paths`, where the caller has them already."""
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()):
         raise UserError(f"{dest}: destination exists and is not empty")
@@ -35,6 +37,7 @@ def materialize(deletion_patch: str, snapshot_root: Path, dest: Path, *,
     apply_patch(dest, deletion_patch)
     # Files the repository tracks on purpose stay; what the task's leak scan removed goes, and
     # so does any compiled copy of the code the deletion edited (tracked or not).
-    removed = sanitize_workspace(dest, keep=tracked_paths(snapshot_root),
+    keep = tracked_paths(snapshot_root) if tracked is None else tracked
+    removed = sanitize_workspace(dest, keep=keep,
                                  also_remove=also_remove, changed=changed_paths(deletion_patch))
     return dest, removed

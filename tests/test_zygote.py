@@ -126,6 +126,13 @@ EXPECTED = {
 }
 
 
+@pytest.fixture(autouse=True)
+def plain_zygotes_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests count zygotes and what they import: the one with the environment's
+    modules (tests/test_env_modules.py) stays out of them."""
+    monkeypatch.setenv("TASKFORGE_ENV_MODULES", "0")
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Environment]:
     cache = Path(os.environ["TASKFORGE_CACHE"])

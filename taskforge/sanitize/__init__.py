@@ -348,8 +348,13 @@ def _leak_reason(where: str) -> str:
 
 
 def _count_files(root: Path) -> int:
-    return sum(len(files) for dirpath, _dirs, files in os.walk(root)
-               if ".git" not in Path(dirpath).relative_to(root).parts)
+    """The files under `root`, outside any `.git` directory (not walked: a fresh one holds
+    an object for every file)."""
+    count = 0
+    for _dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        count += len(files)
+    return count
 
 
 def changed_paths(patch: str) -> list[str]:

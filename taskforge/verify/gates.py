@@ -122,11 +122,14 @@ def restore_tests(workspace: Path, test_patch: str, snapshot_root: Path) -> None
 
 
 def begin_scan_gate(workspace: Path, removed: dict[str, list[str]], snapshot_root: Path,
-                    env_dir: Path | None, fingerprints: Fingerprints) -> PendingScan:
+                    env_dir: Path | None, fingerprints: Fingerprints, *,
+                    tracked: frozenset[str] | None = None) -> PendingScan:
     """`scan_gate` begun: `workspace` is read now, the environment searched meanwhile (see
-    `PendingScan`); its `finish` gives the `sanitizer` field or Rejected."""
+    `PendingScan`); its `finish` gives the `sanitizer` field or Rejected. `tracked`: the
+    snapshot's `tracked_paths`, where the caller has them already."""
     copy_gate(fingerprints)
-    return PendingScan(workspace, env_dir, fingerprints, tracked_paths(snapshot_root),
+    return PendingScan(workspace, env_dir, fingerprints,
+                       tracked_paths(snapshot_root) if tracked is None else tracked,
                        sanitized=removed)
 
 

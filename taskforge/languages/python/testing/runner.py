@@ -93,7 +93,11 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         mounts = Mounts(readonly=(env.venv, PLUGIN_DIR, SUBPROCESS_COVERAGE_DIR),
                         writable=(results, *writable,
                                   *((test_map.out.parent,) if test_map else ())))
-        result = _warm_run(env, sandbox, warm, argv, workspace, variables, timeout, results) \
+        # A run that only writes its results may go to a zygote that imported the
+        # environment's modules (zygote.py), which runs it elsewhere, its results removed,
+        # where it cannot: not the screen's server or a collection, which write elsewhere.
+        result = _warm_run(env, sandbox, warm, argv, workspace, variables, timeout, results,
+                           env_modules=not writable, outputs=(junit, hung_file, state_file)) \
             if warm is not None else None
         if result is None:
             result = sandbox.exec(argv, workspace=workspace, env=variables, timeout=timeout,
@@ -126,7 +130,8 @@ def _state_left(path: Path, tests: Iterable[str]) -> dict[str, tuple[str, ...]]:
 
 
 def _warm_run(env: Environment, sandbox: Sandbox, root: Path, argv: list[str], workspace: Path,
-              variables: dict[str, str], timeout: float, results: Path) -> ExecResult | None:
+              variables: dict[str, str], timeout: float, results: Path, *,
+              env_modules: bool = False, outputs: Sequence[Path] = ()) -> ExecResult | None:
     """`argv` (`python -m pytest ...`) run by a zygote of `env` that sees `root`; None when
     that cannot be (another runner command, no zygote): the caller runs it fresh."""
     python = str(env.venv / "bin" / "python")
@@ -138,7 +143,8 @@ def _warm_run(env: Environment, sandbox: Sandbox, root: Path, argv: list[str], w
     start["PYTHONPATH"] = str(PLUGIN_DIR)  # a run adds its workspace's roots itself
     mounts = Mounts(readonly=(env.venv, PLUGIN_DIR, SUBPROCESS_COVERAGE_DIR), writable=(root,))
     return zygote.ZYGOTES.run(env, sandbox, root, mounts, start, argv[3:], cwd=workspace,
-                              variables=variables, timeout=timeout, log=results / "output.log")
+                              variables=variables, timeout=timeout, log=results / "output.log",
+                              env_modules=env_modules, outputs=outputs)
 
 
 def environment_variables(env: Environment, workspace: Path, home: Path) -> dict[str, str]:

@@ -14,6 +14,19 @@ sees a single workspace otherwise), so it can run in any of them. Grading never 
 graded solution always runs in a new process of its own. `TASKFORGE_WARM_RUNS=0` turns warm
 runs off. A zygote that cannot start or stops answering is dropped, and the run is made the
 usual way.
+
+Environment modules: every run reports the modules of the environment (the standard
+library, site-packages) its collection imported that its zygote had not: humanize's test
+files import freezegun, and asyncio, dateutil and sqlite3 with it, ~25% of a confirmation
+run. Once runs have reported some, a second zygote for the environment is started in the
+background that imports those that qualify (`pytest_plugin/taskforge_preload.py`: an import
+that reads nothing that differs between runs and changes nothing that was there before it),
+and the runs that only write their results (`env_modules`: a test run's, not the screen's
+server or a collection's) go to it once it is ready, to the plain one until then. A run it
+cannot give what a fresh run has (a variable one of them read is the run's own; the run's
+tree holds a module of one's name; a test set a variable one of them read) is run on the
+plain zygote instead, its results from the first removed. `TASKFORGE_ENV_MODULES=0` turns
+that second zygote off.
 """
 
 from __future__ import annotations
@@ -43,17 +56,30 @@ ANSWER_MARGIN = 60.0  # a result later than a run's timeout plus this: the zygot
 KEEP = max(4, 2 * (os.cpu_count() or 1))
 
 
+# Zygotes with environment modules started for one environment, at most: each new one
+# imports what runs reported since the one before.
+ENV_GENERATIONS = 3
+
+
 def enabled() -> bool:
     return os.environ.get("TASKFORGE_WARM_RUNS", "1") != "0"
+
+
+def env_modules_enabled() -> bool:
+    return os.environ.get("TASKFORGE_ENV_MODULES", "1") != "0"
 
 
 class Zygote:
     """One warm pytest process in a sandbox, running one job at a time."""
 
     def __init__(self, env: Environment, sandbox: Sandbox, root: Path, mounts: Mounts,
-                 variables: Mapping[str, str]) -> None:
+                 variables: Mapping[str, str], preload: Sequence[str] = ()) -> None:
         self.sandbox = sandbox
         self.dir = Path(tempfile.mkdtemp(dir=root, prefix=owned("zygote-")))
+        self.offered = tuple(preload)  # the environment modules it was asked to import
+        self.preloaded: tuple[str, ...] = ()  # those it imported
+        self.refused: dict[str, str] = {}  # those it did not, and why
+        self.answer: dict = {}  # its last run's
         jobs, results = self.dir / "jobs", self.dir / "results"
         os.mkfifo(jobs, 0o600)
         os.mkfifo(results, 0o600)
@@ -71,11 +97,19 @@ class Zygote:
         python = str(env.venv / "bin" / "python")
         # the server tells what the sandbox added to these from what taskforge gave
         given = {**variables, "TASKFORGE_ZYGOTE_GIVEN": ",".join(sorted(variables))}
+        argv = [python, str(SERVER), str(jobs), str(results)]
+        if self.offered:
+            listed = self.dir / "environment-modules.json"
+            listed.write_text(json.dumps(list(self.offered)))
+            argv.append(self._inside(str(listed)))
         self._thread = threading.Thread(
             target=self._serve, daemon=True, name=f"zygote-{self.dir.name}",
-            args=([python, str(SERVER), str(jobs), str(results)], given, mounts))
+            args=(argv, given, mounts))
         self._thread.start()
         ready = self._answer(READY_SECONDS)
+        if ready:
+            self.preloaded = tuple(ready.get("preloaded") or ())
+            self.refused = dict(ready.get("refused") or {})
         if not ready or not ready.get("ready"):
             self.close()
             self.broken = True
@@ -110,13 +144,15 @@ class Zygote:
             timeout: float, log: Path) -> ExecResult | None:
         """pytest with `args` in `cwd`; None when the zygote could not run it (it is then
         broken: the caller runs the command the usual way)."""
+        self.answer = {}
         if self.broken:
             return None
         self._ids += 1
         job = {"id": self._ids, "cwd": self._inside(str(cwd)),
                "env": {k: self._inside(v) for k, v in variables.items()},
                "args": [self._inside(a) for a in args], "timeout": timeout,
-               "log": self._inside(str(log))}
+               "log": self._inside(str(log)),
+               "report": self._inside(str(self.dir / f"report-{self._ids}.json"))}
         start = time.monotonic()
         try:
             os.write(self._jobs, (json.dumps(job) + "\n").encode())
@@ -128,6 +164,9 @@ class Zygote:
             self.broken = True
             self.close()
             return None
+        self.answer = answer
+        if answer.get("fresh"):
+            return None  # it could not run there (`Zygotes.run` runs it elsewhere)
         self.templated += bool(answer.get("template"))
         output = ""
         with contextlib.suppress(OSError), open(log, "rb") as f:
@@ -157,15 +196,22 @@ class Zygote:
 
 class Zygotes:
     """The idle zygotes of this process, by environment, sandbox and warm root: a worker
-    thread takes one (or starts one) for a run and gives it back."""
+    thread takes one (or starts one) for a run and gives it back. Per environment, a plain
+    zygote and, once runs have reported environment modules, one that imports them
+    (`env_modules` runs go to it; see the module's docstring)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle: dict[tuple, list[Zygote]] = {}
         self._all: list[Zygote] = []
         self._failed: set[tuple] = set()
+        self._learned: dict[tuple, list[str]] = {}  # environment modules runs reported
+        self._generations: dict[tuple, int] = {}  # zygotes with them started
+        self._offered: dict[tuple, int] = {}  # how many the newest of those was given
+        self._starting: set[tuple] = set()
         self._pid = os.getpid()
         self.served = 0  # runs a zygote answered, ever (a count that retiring does not lower)
+        self.elsewhere = 0  # runs a zygote with environment modules sent to the plain one
         atexit.register(self.close_all)
 
     def _forget_inherited(self) -> None:
@@ -174,19 +220,38 @@ class Zygotes:
         if os.getpid() != self._pid:
             self._pid = os.getpid()
             self._idle, self._all, self._failed = {}, [], set()
+            self._learned, self._generations, self._starting = {}, {}, set()
+            self._offered = {}
 
     def run(self, env: Environment, sandbox: Sandbox, root: Path, mounts: Mounts,
             start_variables: Mapping[str, str], args: Sequence[str], *, cwd: Path,
-            variables: Mapping[str, str], timeout: float, log: Path) -> ExecResult | None:
-        """Run pytest `args` warm; None when no zygote can (the caller runs it fresh)."""
+            variables: Mapping[str, str], timeout: float, log: Path,
+            env_modules: bool = False, outputs: Sequence[Path] = ()) -> ExecResult | None:
+        """Run pytest `args` warm; None when no zygote can (the caller runs it fresh).
+        `env_modules`: the run may go to a zygote that imported the environment's modules;
+        where that one cannot give it what a fresh run has, `outputs` (the files its results
+        are read from) are removed and it runs on the plain zygote."""
         key = (str(env.venv), sandbox.name, id(sandbox), str(root), mounts)
         with self._lock:
             self._forget_inherited()
-            if key in self._failed:
-                return None
-            idle = self._idle.setdefault(key, [])
-            zygote = idle.pop() if idle else None
+        start = (env, sandbox, root, mounts, start_variables)
+        if env_modules and env_modules_enabled():
+            warm = self._take((*key, "env"))
+            if warm is not None:
+                result = self._use((*key, "env"), warm, args, cwd=cwd, variables=variables,
+                                   timeout=timeout, log=log, start=start)
+                if result is not None or not warm.answer.get("fresh"):
+                    return result
+                with self._lock:
+                    self.elsewhere += 1
+                for path in outputs:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+        zygote = self._take(key)
         if zygote is None:
+            with self._lock:
+                if key in self._failed:
+                    return None
             zygote = Zygote(env, sandbox, root, mounts, start_variables)
             if zygote.broken:
                 with self._lock:
@@ -194,26 +259,93 @@ class Zygotes:
                 return None
             with self._lock:
                 self._all.append(zygote)
+        return self._use(key, zygote, args, cwd=cwd, variables=variables, timeout=timeout,
+                         log=log, start=start)
+
+    def _take(self, key: tuple) -> Zygote | None:
+        """An idle zygote of `key` (of those with environment modules, the one given most)."""
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            idle.sort(key=lambda z: len(z.offered))
+            return idle.pop() if idle else None
+
+    def _use(self, key: tuple, zygote: Zygote, args: Sequence[str], *, cwd: Path,
+             variables: Mapping[str, str], timeout: float, log: Path,
+             start: tuple) -> ExecResult | None:
+        """Run on `zygote` (taken from the idle ones of `key`), learn what the run imported,
+        give it back; where it taught something new, start a zygote that imports it."""
         result = zygote.run(args, cwd=cwd, variables=variables, timeout=timeout, log=log)
+        base = key[:5]
         retired: list[Zygote] = []
         with self._lock:
             if result is not None:
                 self.served += 1
+            learned = self._learned.setdefault(base, [])
+            known = set(learned)
+            for name in zygote.answer.get("imported") or ():
+                if name not in known:
+                    known.add(name)
+                    learned.append(name)
             if not zygote.broken:
                 zygote.last_used = time.monotonic()
-                self._idle[key].append(zygote)
-            self._all = [z for z in self._all if not z.broken]
-            idle = sorted((z for zs in self._idle.values() for z in zs),
-                          key=lambda z: z.last_used)
-            while len(self._all) > KEEP and idle:
-                oldest = idle.pop(0)
-                self._idle = {k: [z for z in zs if z is not oldest]
-                              for k, zs in self._idle.items()}
-                self._all.remove(oldest)
-                retired.append(oldest)
+                self._idle.setdefault(key, []).append(zygote)
+            retired = self._retire()
+            if env_modules_enabled():
+                self._start_with_env_modules(base, *start)
         for old in retired:
             old.close()
         return result
+
+    def _retire(self) -> list[Zygote]:
+        """Past KEEP live zygotes, the least recently used idle ones (under the lock)."""
+        self._all = [z for z in self._all if not z.broken]
+        idle = sorted((z for zs in self._idle.values() for z in zs), key=lambda z: z.last_used)
+        retired = []
+        while len(self._all) > KEEP and idle:
+            oldest = idle.pop(0)
+            self._idle = {k: [z for z in zs if z is not oldest] for k, zs in self._idle.items()}
+            self._all.remove(oldest)
+            retired.append(oldest)
+        return retired
+
+    def _start_with_env_modules(self, key: tuple, env: Environment, sandbox: Sandbox,
+                                root: Path, mounts: Mounts,
+                                start_variables: Mapping[str, str]) -> None:
+        """(Under the lock.) Start, in the background, a zygote of `key` that imports the
+        environment modules runs reported, unless one that was given all of them is
+        starting or there (at most ENV_GENERATIONS, each given what runs reported since)."""
+        env_key = (*key, "env")
+        learned = tuple(self._learned.get(key, ()))
+        if not learned or env_key in self._failed or env_key in self._starting \
+                or len(learned) <= self._offered.get(env_key, 0) \
+                or self._generations.get(key, 0) >= ENV_GENERATIONS:
+            return
+        self._generations[key] = self._generations.get(key, 0) + 1
+        self._offered[env_key] = len(learned)
+        self._starting.add(env_key)
+        threading.Thread(target=self._started_with_env_modules, daemon=True,
+                         name="zygote-env-modules",
+                         args=(env_key, env, sandbox, root, mounts, start_variables,
+                               learned)).start()
+
+    def _started_with_env_modules(self, env_key: tuple, env: Environment, sandbox: Sandbox,
+                                  root: Path, mounts: Mounts,
+                                  start_variables: Mapping[str, str],
+                                  learned: tuple[str, ...]) -> None:
+        zygote = Zygote(env, sandbox, root, mounts, start_variables, preload=learned)
+        retired: list[Zygote] = []
+        with self._lock:
+            self._starting.discard(env_key)
+            if zygote.broken:
+                self._failed.add(env_key)  # an import that did not go as its trial did
+                return
+            older = [z for z in self._idle.get(env_key, []) if len(z.offered) < len(learned)]
+            self._idle[env_key] = [z for z in self._idle.get(env_key, [])
+                                   if z not in older] + [zygote]
+            self._all = [z for z in self._all if z not in older] + [zygote]
+            retired = older + self._retire()
+        for old in retired:
+            old.close()
 
     def close_all(self) -> None:
         with self._lock:

@@ -248,7 +248,9 @@ def _session_out(out):
 
 def _drop_junit_writer(config):
     """Unregister pytest's JUnit XML writer (`_pytest.junitxml.LogXML`), whatever its
-    version calls the key it keeps it under."""
+    version calls the key it keeps it under, and forget it where the config keeps it: its
+    own `pytest_unconfigure` unregisters what it finds there, and failed the server's end
+    (`AssertionError: plugin is not registered`) once it was gone."""
     try:
         from _pytest.junitxml import LogXML
     except ImportError:
@@ -256,6 +258,11 @@ def _drop_junit_writer(config):
     for plugin in list(config.pluginmanager.get_plugins()):
         if isinstance(plugin, LogXML):
             config.pluginmanager.unregister(plugin)
+    with contextlib.suppress(Exception):
+        from _pytest.junitxml import xml_key
+
+        if isinstance(config.stash.get(xml_key, None), LogXML):
+            del config.stash[xml_key]
 
 
 # The terminal reporter's hooks that write each test's progress (a line formatted per test).

@@ -15,12 +15,16 @@ environment, `sys.path` and `sys.argv` are what the fresh process would have had
 `python -m pytest` runs through runpy as `-m` does.
 
 Protocol: one JSON object a line. Jobs come in on the FIFO given first, results go out on
-the second: `{"ready": true}` once pytest is imported, then per job
-`{"id", "exit_code", "timed_out", "seconds", "template"}` ("template": the run's `get_config`
-was the one built here, `_config_template`). A job is `{"id", "cwd", "env", "args",
-"timeout", "log"}`: `args` are pytest's arguments, `log` the file its output goes to. The
-run's whole process group is killed when it ends or times out. End of the jobs FIFO ends
-the server.
+the second: `{"ready": true, "preloaded", "refused", "unfit"}` once pytest is imported (and,
+given a third argument, the environment's modules that qualify: `_import_environment`),
+then per job `{"id", "exit_code", "timed_out", "seconds", "template", "imported", "fresh"}`
+("template": the run's `get_config` was the one built here, `_config_template`; "imported":
+the environment's modules its collection imported, `_environment_imports`; "fresh": why the
+run could not use this zygote's environment modules, which its results must not be read
+for). A job is `{"id", "cwd", "env", "args", "timeout", "log", "report"}`: `args` are
+pytest's arguments, `log` the file its output goes to, `report` where the child leaves what
+the answer says of it. The run's whole process group is killed when it ends or times out.
+End of the jobs FIFO ends the server.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import os
 import select
 import signal
 import sys
+import sysconfig
 import time
 
 import pytest  # the point of this process: imported once, before any fork
@@ -173,32 +178,40 @@ def _plugin_rewriter(tops: set[str]):
         return None
 
 
-def _forget_preloaded(job: dict, head: list[str]) -> None:
+def _forget_preloaded(job: dict, head: list[str]) -> bool:
     """Drop what `_preload_plugins` imported when this run might not import it the same way:
     its own paths (`head`: its working directory, PYTHONPATH) hold a module of that name
     (the project under test, say, which may itself be such a plugin), it turns plugin
     autoloading off, or it may block one of them (`no:NAME` in its arguments, PYTEST_ADDOPTS
     or a config file in its working directory), or may rewrite asserts otherwise than the
     zygote did (`--assert`, `enable_assertion_pass_hook`). The run then imports them, or
-    not, as a fresh process does."""
+    not, as a fresh process does. Returns whether they were dropped."""
     if not _PRELOADED:
-        return
+        return False
     from importlib.machinery import ExtensionFileLoader, PathFinder
 
     env = job["env"]
-    blocks = " ".join([*job["args"], env.get("PYTEST_ADDOPTS", "")])
-    for config in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
-        with contextlib.suppress(OSError), open(config, "rb") as f:
-            blocks += " " + f.read(1 << 20).decode(errors="replace")
+    blocks = _settings_text(job)
     if "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in env \
             and not any(f"no:{name}" in blocks for name in _PLUGIN_NAMES) \
             and "--assert" not in blocks and "enable_assertion_pass_hook" not in blocks \
             and not any(PathFinder.find_spec(top, head) for top in _PRELOADED_TOPS):
-        return
+        return False
     for name in _PRELOADED:
         loader = getattr(getattr(sys.modules.get(name), "__spec__", None), "loader", None)
         if not isinstance(loader, ExtensionFileLoader):  # one may refuse to load twice
             sys.modules.pop(name, None)
+    return True
+
+
+def _settings_text(job: dict) -> str:
+    """What may set a run's options: its arguments, PYTEST_ADDOPTS, the config files in its
+    working directory."""
+    text = " ".join([*job["args"], job["env"].get("PYTEST_ADDOPTS", "")])
+    for config in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+        with contextlib.suppress(OSError), open(config, "rb") as f:
+            text += " " + f.read(1 << 20).decode(errors="replace")
+    return text
 
 
 def _forget_own(head: list[str]) -> None:
@@ -373,6 +386,146 @@ def _plain_attributes() -> dict:
     return plain
 
 
+# Where the environment's modules are: the standard library and site-packages of this
+# interpreter (a .pth file's other directories may hold anything, the project among them).
+_ENV_ROOTS = tuple({root for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                    for path in [sysconfig.get_path(key)] if path
+                    for root in (path, os.path.realpath(path))})
+
+
+def _import_environment(path: list[str]) -> tuple[tuple[str, ...], dict, dict, str | None]:
+    """The environment's modules taskforge learned that runs import before their first test
+    (`path`: a JSON list of names, in the order they were imported), those of them that
+    qualify imported here (`taskforge_preload`: each tried in a fork first). Returns (the
+    names imported, the environment variables they read with their values, {name refused:
+    why}, why this process must serve no run: an import that did not go as its trial did).
+    Runs that cannot use them run elsewhere (`_env_modules_unfit`)."""
+    if not path:
+        return (), {}, {}, None
+    import taskforge_preload
+
+    try:
+        with open(path[0], encoding="utf-8") as f:
+            names = [n for n in json.load(f) if isinstance(n, str) and n not in sys.modules]
+        # where runs differ: the warm root above this zygote's directory, which holds their
+        # workspaces, results and homes; this process's own home and temporary directory
+        roots = [os.path.dirname(os.getcwd()),
+                 *(os.environ[k] for k in ("HOME", "TMPDIR") if os.environ.get(k))]
+        accepted, refused = taskforge_preload.choose(names, roots)
+        imported, reads, unfit = taskforge_preload.import_chosen(accepted, roots)
+    finally:
+        sys.modules.pop("taskforge_preload", None)  # no run's business
+    return tuple(imported), reads, refused, unfit
+
+
+def _env_modules_unfit(job: dict, head: list[str], dropped: bool) -> str | None:
+    """Why this run may not use the environment's modules imported here (None: it may): it
+    drops the plugins they were imported after; a variable one of them read on import is
+    not the run's; or the run may import one otherwise: a module or package of that name in
+    its tree (every directory pytest or a conftest puts on `sys.path` is in it), in its other
+    paths (`head`), a conftest that marks one for rewriting or loads it as a plugin, or a
+    `-p` that does. It then runs where they are not imported."""
+    if dropped:
+        return "it drops the zygote's plugins"
+    for key, value in _ENV_READS.items():
+        if os.environ.get(key) != value:
+            return f"its ${key} is not what an environment module read on import"
+    import re
+    from importlib.machinery import PathFinder
+
+    tops = _ENV_TOPS
+    for top in tops:
+        spec = PathFinder.find_spec(top, [h for h in head if h != job["cwd"]])
+        if spec is not None:
+            return f"its paths hold {top}"
+    alternatives = "|".join(map(re.escape, sorted(tops)))
+    words = re.compile(rf"\b({alternatives})\b")
+    if re.search(rf"-p\s*=?\s*({alternatives})\b", _settings_text(job)):
+        return "its options load one as a plugin"
+    for directory, dirs, files in os.walk(job["cwd"]):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in dirs:
+            if name in tops:
+                return f"its tree holds {os.path.join(directory, name)}"
+        for name in files:
+            if name.split(".", 1)[0] in tops and name.endswith((".py", ".pyc", ".so", ".pyd")):
+                return f"its tree holds {os.path.join(directory, name)}"
+            if name == "conftest.py":
+                with contextlib.suppress(OSError), \
+                        open(os.path.join(directory, name), "rb") as f:
+                    text = f.read(1 << 20).decode(errors="replace")
+                if ("register_assert_rewrite" in text or "pytest_plugins" in text) \
+                        and words.search(text):
+                    return f"{os.path.join(directory, name)} may load one as a plugin"
+    return None
+
+
+_ENV_CHANGED: set[str] = set()  # environment variables a run set or removed
+
+
+def _note_environment_changes() -> None:
+    """In the child: note each environment variable the run sets or removes through
+    `os.environ` (a test module may set one before it imports a library that reads it)."""
+    cls = type(os.environ)
+    set_item, del_item = cls.__setitem__, cls.__delitem__
+
+    def __setitem__(self, key, value):
+        _ENV_CHANGED.add(os.fsdecode(key))
+        set_item(self, key, value)
+
+    def __delitem__(self, key):
+        _ENV_CHANGED.add(os.fsdecode(key))
+        del_item(self, key)
+
+    cls.__setitem__, cls.__delitem__ = __setitem__, __delitem__
+
+
+_COLLECTED: list | None = None  # sys.modules as the run's collection left it
+
+
+def _note_collection() -> None:
+    """In the child: what the run had imported once it collected its tests (before any test
+    ran), for `_environment_imports`."""
+    from _pytest.main import Session
+
+    real = Session.perform_collect
+
+    def perform_collect(self, *args, **kwargs):
+        global _COLLECTED
+        try:
+            return real(self, *args, **kwargs)
+        finally:
+            if _COLLECTED is None:
+                _COLLECTED = list(sys.modules.items())
+
+    Session.perform_collect = perform_collect
+
+
+def _environment_imports(head: list[str]) -> list[str]:
+    """The environment's modules the run had imported when its collection ended that this
+    zygote had not (loaded from its files as they are, not rewritten, nor from the run's own
+    paths), in the order they were imported: what taskforge may have a zygote import ahead."""
+    names = []
+    for name, module in _COLLECTED or ():
+        if name in _ZYGOTE_MODULES or name.startswith(("__", "taskforge_")):
+            continue
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None)
+        kind = type(getattr(spec, "loader", None)).__name__
+        if not isinstance(origin, str) or not os.path.isabs(origin) or kind not in (
+                "SourceFileLoader", "SourcelessFileLoader", "ExtensionFileLoader"):
+            continue
+        if any(origin.startswith(root + os.sep) for root in _ENV_ROOTS) \
+                and not any(origin.startswith(h + os.sep) for h in head):
+            names.append(name)
+    return names
+
+
+def _report(job: dict, **facts: object) -> None:
+    with contextlib.suppress(OSError), open(job["report"], "w", encoding="utf-8") as f:
+        json.dump(facts, f)
+
+
 def _skip_known_plain() -> None:
     """In the child: pytest's check passes over the objects `_plain_attributes` found."""
     from _pytest.fixtures import FixtureManager
@@ -393,6 +546,9 @@ _OWN = _import_taskforges_own()
 _PRELOADED_TOPS = sorted({name.split(".")[0] for name in _PRELOADED})
 _TEMPLATE = _config_template()
 _PLAIN = _plain_attributes()
+_ZYGOTE_MODULES = frozenset(sys.modules)  # what a run finds imported, the environment's aside
+_ENV_MODULES, _ENV_READS, _ENV_REFUSED, _ENV_UNFIT = _import_environment(sys.argv[3:4])
+_ENV_TOPS = frozenset(name.split(".")[0] for name in _ENV_MODULES)
 if "taskforge_state" in _OWN:
     sys.modules["taskforge_state"].remember_real_paths()
 # What exists now (pytest, its plugins and the standard modules they import; their garbage
@@ -435,8 +591,17 @@ def _child(job: dict) -> None:
         import tempfile
 
         importlib.invalidate_caches()
-        _forget_preloaded(job, [job["cwd"], *pythonpath])
-        _forget_own([job["cwd"], *pythonpath])
+        head = [job["cwd"], *pythonpath]
+        dropped = _forget_preloaded(job, head)
+        if _ENV_MODULES:
+            unfit = _env_modules_unfit(job, head, dropped)
+            if unfit:
+                _report(job, fresh=unfit)  # nothing ran: the run goes elsewhere
+                code = 0
+                return
+            _note_environment_changes()
+        _note_collection()
+        _forget_own(head)
         tempfile.tempdir = None  # computed again from this run's TMPDIR
         sys.argv = ["-m", *job["args"]]
         if job.get("template"):
@@ -450,6 +615,13 @@ def _child(job: dict) -> None:
             code = 0
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        finally:
+            # A variable an environment module read on import that the run then set: a
+            # fresh run that imported the module after would have read the run's value.
+            changed = sorted(_ENV_CHANGED & set(_ENV_READS))
+            _report(job, imported=_environment_imports(head),
+                    fresh=f"it set ${changed[0]}, which an environment module read on import"
+                    if changed else None)
         import atexit
 
         atexit._run_exitfuncs()
@@ -509,14 +681,22 @@ def _run(job: dict) -> dict:
     _done, status = os.waitpid(pid, 0)
     _kill_group(pid)  # what the run left running in its session
     code = -signal.SIGKILL if timed_out else os.waitstatus_to_exitcode(status)
+    report: dict = {}
+    with contextlib.suppress(OSError, ValueError):
+        with open(job["report"], encoding="utf-8") as f:
+            report = json.load(f)
+        os.unlink(job["report"])
     return {"id": job["id"], "exit_code": code, "timed_out": timed_out,
-            "seconds": time.monotonic() - start, "template": job["template"]}
+            "seconds": time.monotonic() - start, "template": job["template"],
+            "imported": report.get("imported", []), "fresh": report.get("fresh")}
 
 
 def main(jobs_path: str, results_path: str) -> None:
     with open(jobs_path, encoding="utf-8") as jobs, \
             open(results_path, "w", encoding="utf-8") as results:
-        results.write(json.dumps({"ready": True}) + "\n")
+        results.write(json.dumps({"ready": _ENV_UNFIT is None, "unfit": _ENV_UNFIT,
+                                  "preloaded": list(_ENV_MODULES),
+                                  "refused": _ENV_REFUSED}) + "\n")
         results.flush()
         for line in jobs:
             if line.strip():

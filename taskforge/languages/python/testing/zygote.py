@@ -333,19 +333,29 @@ class Zygotes:
                                   start_variables: Mapping[str, str],
                                   learned: tuple[str, ...]) -> None:
         zygote = Zygote(env, sandbox, root, mounts, start_variables, preload=learned)
-        retired: list[Zygote] = []
+        if zygote.preloaded or zygote.broken:
+            retired = self._add_with_env_modules(env_key, zygote, len(learned))
+        else:  # nothing qualified: no better than the plain one
+            with self._lock:
+                self._starting.discard(env_key)
+            retired = [zygote]
+        for old in retired:
+            old.close()
+
+    def _add_with_env_modules(self, env_key: tuple, zygote: Zygote, offered: int
+                              ) -> list[Zygote]:
+        """Take in a zygote with environment modules just started (or note that it failed:
+        an import did not go as its trial did); the older ones are to be closed."""
         with self._lock:
             self._starting.discard(env_key)
             if zygote.broken:
-                self._failed.add(env_key)  # an import that did not go as its trial did
-                return
-            older = [z for z in self._idle.get(env_key, []) if len(z.offered) < len(learned)]
+                self._failed.add(env_key)
+                return []
+            older = [z for z in self._idle.get(env_key, []) if len(z.offered) < offered]
             self._idle[env_key] = [z for z in self._idle.get(env_key, [])
                                    if z not in older] + [zygote]
             self._all = [z for z in self._all if z not in older] + [zygote]
-            retired = older + self._retire()
-        for old in retired:
-            old.close()
+            return older + self._retire()
 
     def close_all(self) -> None:
         with self._lock:

@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,14 @@ def digest(*parts: Any) -> str:
     """A stable sha256 over JSON-encodable parts."""
     blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@functools.cache
+def taskforge_version() -> str:
+    """taskforge's installed version, as records, manifests and exports carry it: read once
+    (`importlib.metadata` scans every distribution on sys.path, ~4 ms a call, once per task
+    record and per exported line before)."""
+    return version("taskforge")
 
 
 @functools.cache

@@ -7,11 +7,10 @@ import hashlib
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from taskforge.cache import build_digest, cache_root, sha256_file
+from taskforge.cache import build_digest, cache_root, sha256_file, taskforge_version
 from taskforge.curriculum import Curriculum, harder_than, known_records, parse_difficulty
 from taskforge.errors import Rejected, UserError
 from taskforge.executors import get_executor
@@ -158,7 +157,7 @@ def generate(recipe_path: str | Path, out: str | Path = "out", *, shard: tuple[i
                         "tasks found, which no single shard can know; bound a sharded run with "
                         "select.max_tasks_per_source instead")
     identity = {"recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
-                "shard_count": shard[1], "generator": version("taskforge"), "build": build_digest(),
+                "shard_count": shard[1], "generator": taskforge_version(), "build": build_digest(),
                 "difficulty": sha256_file(parse_difficulty(difficulty)) if difficulty else None}
     warnings = _output_inside_sources(recipe, out_dir, cache_dir)
     if recipe.max_tasks_per_source == 0:
@@ -282,7 +281,7 @@ def _generate_claimed(run: _Run, out_dir: Path, shard: tuple[int, int], *, limit
     with directory_lock(out_dir):
         write_manifests(out_dir, shard[0], shard[1], {
             "recipe": recipe.name, "recipe_sha256": recipe.sha256, "seed": seed,
-            "generator": {"version": version("taskforge"), "build": identity["build"]},
+            "generator": {"version": taskforge_version(), "build": identity["build"]},
             "difficulty": identity["difficulty"],
             "counts": {"tasks": len(records)}, "funnel": summary.funnel,
             "rejections": summary.rejections, "strategies": counts,

@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 import os
 import stat
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
+
+from taskforge.cache import taskforge_version
 
 EXPORT_MARKER = ".taskforge-export"
 SWEBENCH_KEY = "taskforge_export"
@@ -37,7 +38,7 @@ _HEAD_BYTES = max(len(head) for head in _FILE_HEADS)
 
 def mark_export_dir(root: Path, fmt: str) -> None:
     """Mark `root` as a `fmt` export (before anything else is written into it)."""
-    (root / EXPORT_MARKER).write_text(json.dumps({"format": fmt, "taskforge": version("taskforge")})
+    (root / EXPORT_MARKER).write_text(json.dumps({"format": fmt, "taskforge": taskforge_version()})
                                       + "\n")
 
 
@@ -55,7 +56,7 @@ def export_dir_format(path: Path) -> str | None:
 
 def swebench_line(instance: dict[str, Any]) -> str:
     """One line of a swebench export: the mark first, then the instance's fields sorted."""
-    return json.dumps({SWEBENCH_KEY: version("taskforge"), **dict(sorted(instance.items()))}) + "\n"
+    return json.dumps({SWEBENCH_KEY: taskforge_version(), **dict(sorted(instance.items()))}) + "\n"
 
 
 def written_file(path: Path) -> str | None:

@@ -11,11 +11,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from taskforge.cache import build_digest, digest
+from taskforge.cache import build_digest, digest, taskforge_version
 from taskforge.difficulty import measure
 from taskforge.errors import Rejected, UserError
 from taskforge.ingest import IngestedSource
@@ -572,7 +571,7 @@ class Verifier:
             },
             "sanitizer": sanitizer,
             "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "generator": {"version": version("taskforge"), "build": build_digest(),
+            "generator": {"version": taskforge_version(), "build": build_digest(),
                           "recipe_sha256": self.recipe_sha256,
                           "seed": self.seed},
         }

@@ -9,8 +9,10 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from taskforge.languages.python.env import build_environment, detect_spec
 from taskforge.languages.python.testing import zygote
 from taskforge.languages.python.testing.runner import PLUGIN_DIR, run_tests
 from taskforge.model import Environment, SourceSpec
-from taskforge.sandbox import Sandbox
+from taskforge.sandbox import Mounts, Sandbox
 from taskforge.sources import ingest_source
 from taskforge.workspace import warm_dir, warm_root, warm_root_of
 
@@ -588,3 +590,94 @@ def test_the_wrapped_fixture_check_is_found_once_and_still_warns(
     # the warm run's check is the zygote's stand-in, the fresh run's pytest's own
     assert seen["fresh"]["check"] == "FixtureManager._check_for_wrapped_fixture"
     assert seen["warm"]["check"] == "_skip_known_plain.<locals>._check_for_wrapped_fixture"
+
+
+# The zygote's server with its opens swapped or watched (for the test below): it waits to
+# go on until its owner is gone, notes when it reaches the opens, then serves as the real one.
+OPENS_WATCHED = """
+import os
+import runpy
+import sys
+import time
+
+server = runpy.run_path(os.environ["REAL_SERVER"])  # its imports and set-up, not its main
+names = server["main"].__globals__
+own = names["_open_ends"]
+
+
+def blocking(jobs, results):  # what the server did before `_open_ends`
+    return open(jobs, encoding="utf-8"), open(results, "w", encoding="utf-8")
+
+
+def watched(jobs, results):
+    while not os.path.exists(os.environ["OWNER_GONE"]):
+        time.sleep(0.01)
+    open(os.environ["REACHED"], "w").close()
+    return (blocking if os.environ["OPENS"] == "blocking" else own)(jobs, results)
+
+
+names["_open_ends"] = watched
+names["main"](sys.argv[1], sys.argv[2])
+"""
+
+
+def processes_naming(text: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if text.encode() in (entry / "cmdline").read_bytes():
+                    pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.parametrize("opens", ["the server's", "blocking (control)"])
+def test_a_server_whose_owner_ended_while_it_started_ends_too(
+        project: tuple[Path, Environment], tmp_path: Path, opens: str) -> None:
+    """An owner that ends while its zygote is still starting (a second zygote importing the
+    environment's modules when the run that started it ends) closes its FIFO ends before the
+    server opens its own, and nobody will open them again. The server must end, not wait for
+    them. The control is the blocking opens the server had: that server waits forever."""
+    _tree, env = project
+    box = require("none")  # bwrap's die with their parent; docker's are swept by owner pid
+    root = tmp_path / "root"
+    root.mkdir()
+    wrapper = tmp_path / "opens_watched.py"
+    wrapper.write_text(OPENS_WATCHED)
+    gone, reached = tmp_path / "owner-gone", tmp_path / "reached"
+    variables = {"PATH": f"{env.venv / 'bin'}:/usr/bin:/bin", "PYTHONPATH": str(PLUGIN_DIR),
+                 "REAL_SERVER": str(zygote.SERVER), "OWNER_GONE": str(gone),
+                 "REACHED": str(reached), "OPENS": "blocking" if "control" in opens else ""}
+    owner = os.fork()
+    if owner == 0:  # pragma: no cover - the owner ends as soon as its server is there
+        try:
+            zygote.SERVER = wrapper
+            mounts = Mounts(readonly=(env.venv, PLUGIN_DIR), writable=(root, tmp_path))
+            threading.Thread(target=zygote.Zygote, daemon=True,
+                             args=(env, box, root, mounts, variables)).start()
+            deadline = time.monotonic() + 60
+            while not processes_naming(str(wrapper)) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        finally:
+            os._exit(0)
+    os.waitpid(owner, 0)
+    servers = processes_naming(str(wrapper))
+    assert servers, "the owner's zygote server did not start"
+    gone.touch()
+    try:
+        deadline = time.monotonic() + 120
+        while not reached.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert reached.exists(), "the server did not reach its opens"
+        if "control" in opens:
+            time.sleep(2)
+            assert processes_naming(str(wrapper)) == servers, "the control did not wait"
+        else:
+            deadline = time.monotonic() + 60
+            while processes_naming(str(wrapper)) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not processes_naming(str(wrapper)), "the server outlived its owner"
+    finally:
+        for pid in processes_naming(str(wrapper)):  # ours: its command names our tmp_path
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

@@ -24,7 +24,8 @@ run could not use this zygote's environment modules, which its results must not 
 for). A job is `{"id", "cwd", "env", "args", "timeout", "log", "report"}`: `args` are
 pytest's arguments, `log` the file its output goes to, `report` where the child leaves what
 the answer says of it. The run's whole process group is killed when it ends or times out.
-End of the jobs FIFO ends the server.
+End of the jobs FIFO ends the server, as does an owner gone before the server opened its
+ends (`_open_ends`).
 """
 
 from __future__ import annotations
@@ -691,9 +692,29 @@ def _run(job: dict) -> dict:
             "imported": report.get("imported", []), "fresh": report.get("fresh")}
 
 
+def _open_ends(jobs_path: str, results_path: str):
+    """The server's ends of the two FIFOs, or None when its owner is gone.
+
+    Blocking opens would wait for the other end: a server that reaches them after its owner
+    closed its ends (the owner ended while this one was still importing) would wait forever,
+    with nobody left to open them. Opened without waiting, a jobs FIFO with no writer reads
+    as its end, and a results FIFO with no reader fails (ENXIO); either ends the server."""
+    jobs_fd = os.open(jobs_path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        results_fd = os.open(results_path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        os.close(jobs_fd)
+        return None
+    os.set_blocking(jobs_fd, True)
+    os.set_blocking(results_fd, True)
+    return (open(jobs_fd, encoding="utf-8"), open(results_fd, "w", encoding="utf-8"))
+
+
 def main(jobs_path: str, results_path: str) -> None:
-    with open(jobs_path, encoding="utf-8") as jobs, \
-            open(results_path, "w", encoding="utf-8") as results:
+    ends = _open_ends(jobs_path, results_path)
+    if ends is None:
+        return
+    with ends[0] as jobs, ends[1] as results:
         results.write(json.dumps({"ready": _ENV_UNFIT is None, "unfit": _ENV_UNFIT,
                                   "preloaded": list(_ENV_MODULES),
                                   "refused": _ENV_REFUSED}) + "\n")

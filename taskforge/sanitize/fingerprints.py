@@ -396,7 +396,8 @@ def _code_lines(lines: Iterable[str]) -> list[str]:
 def _file_code_lines(text: str | bytes) -> tuple[str, ...]:
     """`_code_lines` of a file of the tree. The snapshot's tree is the same for each task of
     it (the same bytes objects, whose hash Python keeps): a run that checks it file by file
-    reads each once per process, not once per task (15 ms a boltons task)."""
+    reads each once per process, not once per task. `bench/copy_check.py`: 2.0x on
+    boltons' 40 tasks (5 ms a task), 1.6x cachetools', none on humanize's or sqlparse's."""
     return tuple(_code_lines(_as_text(text).splitlines()))
 
 

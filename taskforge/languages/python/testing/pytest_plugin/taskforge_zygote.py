@@ -40,6 +40,7 @@ import signal
 import sys
 import sysconfig
 import time
+from typing import TextIO
 
 import pytest  # the point of this process: imported once, before any fork
 
@@ -692,7 +693,7 @@ def _run(job: dict) -> dict:
             "imported": report.get("imported", []), "fresh": report.get("fresh")}
 
 
-def _open_ends(jobs_path: str, results_path: str):
+def _open_ends(jobs_path: str, results_path: str) -> tuple[TextIO, TextIO] | None:
     """The server's ends of the two FIFOs, or None when its owner is gone.
 
     Blocking opens would wait for the other end: a server that reaches them after its owner

@@ -528,9 +528,11 @@ def measure_package(package: str, args: argparse.Namespace, cache: Path, box: Sa
     print(f"baseline (once a package)    {sum(base.run_seconds):.1f} s for "
           f"{len(base.run_seconds)} runs in order, {base.isolated_seconds:.1f} s with each test "
           f"alone ({ratio(base.isolated_seconds, max(base.run_seconds)):.1f}x a run)")
-    print("ingest (once a package)      " + ", ".join(
-        f"{stage} {seconds:.1f} s" for stage, seconds in source.seconds.items())
-          + "  (baseline: its runs and the snapshot's bytecode; 0 where cached)")
+    # (IngestedSource.seconds calls the snapshot's stage "ingest")
+    stages = ", ".join(f"{'snapshot' if stage == 'ingest' else stage} {seconds:.1f} s"
+                       for stage, seconds in source.seconds.items())
+    print(f"ingest (once a package)      {stages}  (baseline: its runs and the snapshot's "
+          "bytecode; 0 where cached)")
     print(f"candidates                   {len(chosen)} of {found}, "
           f"{sum(c.import_time for c in chosen)} at import time  ({statuses})")
     print(f"targeted    s/candidate      median {t_med:.3f}  mean {t_mean:.3f}")

@@ -84,6 +84,9 @@ class Environment:
 # a test whose leftover state could not be told, counted as left (pytest_plugin/
 # taskforge_state.py writes the same mark)
 STATE_UNKNOWN = "?"
+# A test that failed only with garbage another test left (an unraisable exception: its
+# outcome is the collector's timing; pytest_plugin/taskforge_state.py names it so)
+GARBAGE_VICTIM = "gc:victim"
 
 
 @dataclass(frozen=True)

@@ -399,7 +399,9 @@ class Verifier:
         # leaves state behind (then the baseline is the reference run: `established` below).
         tests = list(source.baseline.stable) if every_stable else \
             list(verification_tests(candidate, source.baseline, repeats))
-        # Over a subset of the suite, what the failing tests leave behind is watched.
+        # What the failing tests leave behind matters over a subset of the suite; every run
+        # watches, which also names a test that failed only with another's garbage
+        # (`check_labels`), in the whole suite too.
         watch = set(tests) != set(source.baseline.stable)
         language = source.language
         runner = self.runner
@@ -467,7 +469,7 @@ class Verifier:
                                  repeats=1 if screened.screened else repeats,
                                  reference_repeats=0 if established else 1,
                                  reference_failing_only=True, prior=prior,
-                                 watch_state=watch)
+                                 watch_state=True)
             if pending is not None:
                 waited = time.monotonic()
                 sanitizer = pending.finish(removals=False)  # or ScanRemoves: start over
@@ -487,7 +489,7 @@ class Verifier:
             raise _LeavesState(left)
         # What they did leave changed is what the suite's passing tests leave too: recorded,
         # so that `taskforge verify` tells it from a new leftover without the baseline.
-        usual_left = sorted(state_left_by(labels.task_runs, fail_to_pass))
+        usual_left = sorted(state_left_by(labels.task_runs, fail_to_pass)) if watch else []
         nulls = screened.null_solutions if screened.null_solutions is not None else \
             self.null_solutions(strategy, candidate, fail_to_pass)
         rejection = null_rejection(nulls, language.null_bodies)

@@ -14,7 +14,7 @@ from typing import Any
 
 from taskforge.errors import Rejected
 from taskforge.languages.base import Runner
-from taskforge.model import STATE_UNKNOWN, Baseline, TestRun
+from taskforge.model import GARBAGE_VICTIM, STATE_UNKNOWN, Baseline, TestRun
 from taskforge.patches import apply_patch
 
 
@@ -114,6 +114,11 @@ def check_labels(labels: Labels) -> None:
     """Reject what must never become a task."""
     if labels.unstable:
         raise Rejected("flaky-in-task-state", labels.unstable[0])
+    victims = sorted({t for run in labels.task_runs for t in labels.fail_to_pass
+                      if GARBAGE_VICTIM in run.state_left.get(t, ())})
+    if victims:
+        raise Rejected("flaky-in-task-state", f"{victims[0]}: failed only with garbage another "
+                       "test left, which the collector frees in whatever test runs then")
     if labels.reference_failures:
         raise Rejected("reference-fails", labels.reference_failures[0])
     if not labels.fail_to_pass:

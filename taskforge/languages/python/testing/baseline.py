@@ -32,7 +32,8 @@ from taskforge.workspace import scratch_copy, scratch_dir
 # 8: runs with pytest-randomly in order, hypothesis steadied and rerun plugins out (a test a
 # rerun passed, or one hypothesis's deadline failed, may have another outcome now).
 # 9: the module-level state the ordered runs' tests leave changed (`Baseline.state_left`).
-FORMAT = 9
+# 10: and whether they left garbage that raises (`gc:unraisable`, taskforge_state.py).
+FORMAT = 10
 # The isolated run may take this many times the slowest ordered run (at least
 # ISOLATED_MIN_SECONDS, at most the suite's timeout); what it measured by then stays. Forking
 # and measuring each test alone costs ~20 ms a test: 3.4-13.5x a plain run on six packages

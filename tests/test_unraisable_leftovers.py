@@ -23,6 +23,7 @@ from conftest import ingest_path_project, make_project, setuptools_pyproject
 from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
 from taskforge.verify import confirm, protocol
+from taskforge.verify.reverify import reverify
 
 pytestmark = pytest.mark.slow  # a real environment, baseline, screen and confirmation runs
 
@@ -121,6 +122,21 @@ def test_the_whole_suites_labels_hold_the_victim(leak, monkeypatch) -> None:
     assert record["FAIL_TO_PASS"] == ["tests/test_core.py::test_read", VICTIM]
     audited = task(leak, "read", full_suite=True)
     assert audited["FAIL_TO_PASS"] == record["FAIL_TO_PASS"]
+
+
+def test_taskforge_verify_finds_the_victim(leak, monkeypatch) -> None:
+    """A record whose FAIL_TO_PASS holds a test that failed only with the garbage (as
+    `generate` made it before the check: here, the check off) fails re-verification."""
+    with monkeypatch.context() as unchecked:
+        unchecked.setattr(protocol, "GARBAGE_VICTIM", "not a name the watch writes")
+        record = task(leak, "read")
+    source, _strategy, _candidates, verifier = leak
+    assert reverify(record, source.snapshot.root, verifier().runner) == [
+        "labels: failed only with garbage another test left (the collector's timing, not "
+        f"the code's): ['{VICTIM}']"]
+    # Positive control: re-verification without the check calls the record verified.
+    monkeypatch.setattr(protocol, "GARBAGE_VICTIM", "not a name the watch writes")
+    assert reverify(record, source.snapshot.root, verifier().runner) == []
 
 
 def test_a_failing_test_that_cleans_up_is_no_sign(leak) -> None:

@@ -110,12 +110,20 @@ def state_left_behind(task_runs: Sequence[TestRun], fail_to_pass: Sequence[str],
                   if name == STATE_UNKNOWN or name not in usual)
 
 
+def garbage_victims(labels: Labels) -> list[str]:
+    """FAIL_TO_PASS tests that failed in a task-state run with nothing but an unraisable
+    exception (`GARBAGE_VICTIM`): garbage another test left, which the collector frees in
+    whatever test runs then, so another run fails another test. Empty for runs that did not
+    watch."""
+    return sorted({t for run in labels.task_runs for t in labels.fail_to_pass
+                   if GARBAGE_VICTIM in run.state_left.get(t, ())})
+
+
 def check_labels(labels: Labels) -> None:
     """Reject what must never become a task."""
     if labels.unstable:
         raise Rejected("flaky-in-task-state", labels.unstable[0])
-    victims = sorted({t for run in labels.task_runs for t in labels.fail_to_pass
-                      if GARBAGE_VICTIM in run.state_left.get(t, ())})
+    victims = garbage_victims(labels)
     if victims:
         raise Rejected("flaky-in-task-state", f"{victims[0]}: failed only with garbage another "
                        "test left, which the collector frees in whatever test runs then")

@@ -33,7 +33,12 @@ from taskforge.verify.gates import (
     scan_gate,
     score_null_solutions,
 )
-from taskforge.verify.protocol import collection_breaks, label_tests, state_left_by
+from taskforge.verify.protocol import (
+    collection_breaks,
+    garbage_victims,
+    label_tests,
+    state_left_by,
+)
 from taskforge.workspace import warm_dir
 
 
@@ -117,20 +122,21 @@ class _Reverify:
         stable = f2p | set(record["PASS_TO_PASS"])
         tests = sorted(stable) if full_suite else list(record["verification"]["tests_run"])
         # Over a part of the suite, as `generate` does: what the failing tests leave behind
-        # is watched (later tests of the suite may read it, `state_left_behind`).
+        # matters (later tests of the suite may read it, `state_left_behind`). Every run
+        # watches: a test failing only with another's garbage is named in any of them.
         watch = set(tests) != stable
         # The reference runs FAIL_TO_PASS once, as `generate`'s does; `--full-suite` (the
         # whole-suite method, strict) runs every test in it `repeats` times.
         labels = label_tests(workspace, record["patch"], tests, self.runner,
                              repeats=record["verification"]["repeats"],
                              reference_repeats=None if full_suite else 1,
-                             reference_failing_only=not full_suite, watch_state=watch)
+                             reference_failing_only=not full_suite, watch_state=True)
         problems = []
         # What the suite's passing tests leave changed too, `generate` recorded (the
         # baseline knows it, the record is all this has); a record without it, from before
         # the watch, has every leftover counted (fail closed).
         usual = set(record["verification"].get("state_usual") or ())
-        left = sorted(state_left_by(labels.task_runs, sorted(f2p)) - usual)
+        left = sorted(state_left_by(labels.task_runs, sorted(f2p)) - usual) if watch else []
         if left:
             problems.append(f"a FAIL_TO_PASS test left {left[:5]} changed, which later tests "
                             f"of the suite may read: its labels need every stable test")
@@ -141,6 +147,10 @@ class _Reverify:
                             f"listed but not failing {missing[:5]}")
         if labels.unstable:
             problems.append(f"unstable in the task state: {labels.unstable[:5]}")
+        victims = garbage_victims(labels)
+        if victims:
+            problems.append(f"failed only with garbage another test left (the collector's "
+                            f"timing, not the code's): {victims[:5]}")
         if labels.reference_failures:
             problems.append(f"fail with the reference: {labels.reference_failures[:5]}")
         return problems

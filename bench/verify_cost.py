@@ -23,7 +23,9 @@ Per package (s/candidate: median and mean over the candidates):
 - label agreement: the targeted FAIL_TO_PASS (the record's, else the screen's) and PASS_TO_PASS
   (the other stable tests) identical to the whole suite's (failing, resp. passing, in every
   run). A candidate rejected before any label was known (not screened and rejected by the
-  collection check, say, or a hung task state) is counted apart ("n/a"), not as agreeing;
+  collection check, say, or a hung task state) or rejected because its labels were not labels
+  (`flaky-in-task-state`: outcomes that changed from run to run, or a test that failed only with
+  another's garbage) is counted apart ("n/a"), not as agreeing;
 - orchestration overhead: targeted wall / the seconds pytest reports for the same runs (a
   session's time, collection included, for fresh runs and the screen server alike);
 - physical limit per candidate: `repeats` x the per-test durations summed over its covering
@@ -276,8 +278,10 @@ def targeted_pass(source: IngestedSource, verifier: TimedVerifier, chosen: list[
             cost.pytest += sum(p for _kind, _s, p in verifier.notes)
         if cost.status == "no-failing-test":
             cost.fail_to_pass = set()
-        elif cost.status == "timeout":
-            cost.fail_to_pass = None  # a hung run's outcomes are no labels
+        elif cost.status in ("timeout", "flaky-in-task-state"):
+            # a hung run's outcomes are no labels, nor are outcomes that changed from run to
+            # run (or a test failing only with another's garbage, `garbage_victims`)
+            cost.fail_to_pass = None
         costs[c.key] = cost
         log(f"{source.snapshot.name} targeted [{n}/{len(chosen)}] {c.symbol}"
             f"{' (import time)' if c.import_time else ''}: {cost.status} {cost.wall:.2f} s "
@@ -545,7 +549,7 @@ def measure_package(package: str, args: argparse.Namespace, cache: Path, box: Sa
           f"mean {ratio(w_mean, v_mean):.1f}x")
     print(f"label agreement              {agree}/{known}"
           f" ({100 * agree / max(1, known):.0f}%; n/a {len(chosen) - known}: rejected before "
-          "any label)")
+          "any label, or its labels unstable)")
     print(f"orchestration overhead       {overhead:.2f}x  (targeted wall / pytest-reported seconds)"
           + (f"; {overhead_covering:.2f}x without the {widened_count} sent to every stable test"
              if widened_count else ""))

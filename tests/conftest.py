@@ -97,6 +97,17 @@ class PathProject:
         return Verifier(self.source, get_sandbox("none"), self.cache,
                         run_timeout(self.source, 120), 2, TaskOptions(), **kwargs)
 
+    def task(self, name: str, **kwargs: Any) -> dict:
+        """The task record of candidate `name`, screened and confirmed by
+        `verifier(**kwargs)` (a screen that rejects it fails the test)."""
+        from taskforge.executors import LocalExecutor
+
+        candidate = self.candidates[name]
+        made = self.verifier(**kwargs)
+        verdict = made.screen([candidate], LocalExecutor(1))[candidate.key]
+        assert verdict.screened and not verdict.rejection
+        return made.make_task(self.strategy, candidate, verdict)
+
 
 def ingest_path_project(root: Path, cache: Path) -> PathProject:
     """Ingest the project at `root` (made by `make_project`) and find its stub-function

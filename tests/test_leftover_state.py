@@ -22,7 +22,6 @@ import pytest
 from conftest import count_calls, ingest_path_project, make_project, setuptools_pyproject
 
 from taskforge.errors import Rejected
-from taskforge.executors import LocalExecutor
 from taskforge.languages.base import Runner
 from taskforge.verify import confirm
 from taskforge.verify import reverify as reverify_module
@@ -106,19 +105,11 @@ VICTIM = "tests/test_zconfig.py::test_enabled_by_default"
 @pytest.fixture(scope="module")
 def gate(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
     project = ingest_path_project(make_project(tmp_path_factory.mktemp("gate"), FILES), tf_cache)
-    return project.source, project.strategy, project.candidates, project.verifier
-
-
-def task(gate, name: str, **kwargs) -> dict:
-    _source, strategy, candidates, verifier = gate
-    made = verifier(**kwargs)
-    verdict = made.screen([candidates[name]], LocalExecutor(1))[candidates[name].key]
-    assert verdict.screened and not verdict.rejection
-    return made.make_task(strategy, candidates[name], verdict)
+    return project
 
 
 def test_the_baseline_knows_what_its_own_tests_leave_changed(gate) -> None:
-    source = gate[0]
+    source = gate.source
     assert "gate.config:made" in source.baseline.state_left  # Thing() in passing tests
     assert "gate.config:enabled" not in source.baseline.state_left  # always set back
 
@@ -126,20 +117,20 @@ def test_the_baseline_knows_what_its_own_tests_leave_changed(gate) -> None:
 def test_a_failing_test_that_leaves_state_gets_the_whole_suites_labels(gate,
                                                                      monkeypatch) -> None:
     started = count_calls(monkeypatch, Runner, "run")
-    record = task(gate, "check")
+    record = gate.task("check")
     assert record["FAIL_TO_PASS"] == sorted([
         CORE + "test_check_passes", CORE + "test_check_raises",
         CORE + "test_check_respects_config", VICTIM])
     verification = record["verification"]
     assert verification["leaves_state"] == ["gate.config:enabled"]
-    assert sorted(verification["tests_run"]) == sorted(gate[0].baseline.stable)
+    assert sorted(verification["tests_run"]) == sorted(gate.source.baseline.stable)
     assert [r["state"] for r in verification["runs"]] == ["task", "task"]  # reference: baseline
     assert VICTIM not in record["PASS_TO_PASS"]
     # the watched confirmation, then the task state twice over every stable test, and the
     # trivial solutions (one run: `pass` and `return None` compile alike as a whole body)
     assert len(started) == 1 + 2 + 1
     # the whole suite's method, in audit mode, agrees
-    audited = task(gate, "check", full_suite=True)
+    audited = gate.task("check", full_suite=True)
     assert audited["FAIL_TO_PASS"] == record["FAIL_TO_PASS"]
     assert audited["verification"]["audit"]["disagreements"] == 0
 
@@ -149,34 +140,34 @@ def test_without_the_watch_the_covering_tests_miss_the_later_failure(gate,
     """Positive control: with the leftovers ignored, the covering tests' labels lack the
     later test, and the whole suite (audit mode) disagrees with them."""
     monkeypatch.setattr(confirm, "state_left_behind", lambda *args: [])
-    record = task(gate, "check")
+    record = gate.task("check")
     assert VICTIM not in record["FAIL_TO_PASS"] and VICTIM in record["PASS_TO_PASS"]
     assert record["verification"]["leaves_state"] == []
     with pytest.raises(Rejected) as rejected:
-        task(gate, "check", full_suite=True)
+        gate.task("check", full_suite=True)
     assert rejected.value.reason == "audit-disagrees"
     assert VICTIM in rejected.value.detail
 
 
 def test_state_the_suites_own_tests_leave_is_no_sign(gate, monkeypatch) -> None:
-    record = task(gate, "double")
+    record = gate.task("double")
     assert record["FAIL_TO_PASS"] == [CORE + "test_double"]
     assert record["verification"]["leaves_state"] == []
     assert record["verification"]["tests_run"] == [CORE + "test_double"]
     # Positive control: a baseline that knew nothing of `made` would send it to every
     # stable test.
-    source = gate[0]
+    source = gate.source
     real = confirm.state_left_behind
     monkeypatch.setattr(confirm, "state_left_behind", lambda runs, failing, baseline: real(
         runs, failing, dataclasses.replace(baseline, state_left=())))
-    widened = task(gate, "double")
+    widened = gate.task("double")
     assert widened["verification"]["leaves_state"] == ["gate.config:made"]
     assert sorted(widened["verification"]["tests_run"]) == sorted(source.baseline.stable)
     assert widened["FAIL_TO_PASS"] == record["FAIL_TO_PASS"]
 
 
 def reverified(gate, record: dict) -> list[str]:
-    source, _strategy, _candidates, verifier = gate
+    source, verifier = gate.source, gate.verifier
     return reverify(record, source.snapshot.root, verifier().runner)
 
 
@@ -187,7 +178,7 @@ def test_taskforge_verify_finds_what_a_failing_test_leaves(gate, monkeypatch) ->
     with monkeypatch.context() as unwatched:
         unwatched.setattr(confirm, "state_left_behind", lambda *args: [])
         unwatched.setattr(confirm, "state_left_by", lambda *args: set())
-        record = task(gate, "check")
+        record = gate.task("check")
     assert VICTIM in record["PASS_TO_PASS"] and record["verification"]["state_usual"] == []
     assert reverified(gate, record) == [
         "labels: a FAIL_TO_PASS test left ['gate.config:enabled'] changed, which later tests "
@@ -198,7 +189,7 @@ def test_taskforge_verify_finds_what_a_failing_test_leaves(gate, monkeypatch) ->
 
 
 def test_taskforge_verify_knows_the_usual_state_from_the_record(gate) -> None:
-    record = task(gate, "double")
+    record = gate.task("double")
     assert record["verification"]["state_usual"] == ["gate.config:made"]
     assert reverified(gate, record) == []
     # Positive control: a record without it (made before the watch) has the counter counted

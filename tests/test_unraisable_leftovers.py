@@ -21,7 +21,6 @@ import pytest
 from conftest import ingest_path_project, make_project, setuptools_pyproject
 
 from taskforge.errors import Rejected
-from taskforge.executors import LocalExecutor
 from taskforge.verify import confirm, protocol
 from taskforge.verify.reverify import reverify
 
@@ -87,27 +86,19 @@ VICTIM = "tests/test_zlater.py::test_collects"
 @pytest.fixture(scope="module")
 def leak(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path):
     project = ingest_path_project(make_project(tmp_path_factory.mktemp("leak"), FILES), tf_cache)
-    return project.source, project.strategy, project.candidates, project.verifier
-
-
-def task(leak, name: str, **kwargs) -> dict:
-    _source, strategy, candidates, verifier = leak
-    made = verifier(**kwargs)
-    verdict = made.screen([candidates[name]], LocalExecutor(1))[candidates[name].key]
-    assert verdict.screened and not verdict.rejection
-    return made.make_task(strategy, candidates[name], verdict)
+    return project
 
 
 def test_the_baseline_leaves_no_garbage_that_raises(leak) -> None:
-    assert "gc:unraisable" not in leak[0].baseline.state_left
-    assert VICTIM in leak[0].baseline.stable
+    assert "gc:unraisable" not in leak.source.baseline.state_left
+    assert VICTIM in leak.source.baseline.stable
 
 
 def test_garbage_that_raises_sends_the_candidate_to_the_whole_suite(leak) -> None:
     """Labelled on every stable test, the victim fails with nothing but the garbage: a
     test the collector chose, which another run may not choose. No task (fail closed)."""
     with pytest.raises(Rejected) as rejected:
-        task(leak, "read")
+        leak.task("read")
     assert rejected.value.reason == "flaky-in-task-state"
     assert rejected.value.detail.startswith(VICTIM + ": failed only with garbage")
 
@@ -116,11 +107,11 @@ def test_the_whole_suites_labels_hold_the_victim(leak, monkeypatch) -> None:
     """Positive control of the victim check: without it, the candidate's labels are the
     whole suite's, the victim in FAIL_TO_PASS, and audit mode agrees."""
     monkeypatch.setattr(protocol, "GARBAGE_VICTIM", "not a name the watch writes")
-    record = task(leak, "read")
+    record = leak.task("read")
     assert record["verification"]["leaves_state"] == ["gc:unraisable"]
-    assert sorted(record["verification"]["tests_run"]) == sorted(leak[0].baseline.stable)
+    assert sorted(record["verification"]["tests_run"]) == sorted(leak.source.baseline.stable)
     assert record["FAIL_TO_PASS"] == ["tests/test_core.py::test_read", VICTIM]
-    audited = task(leak, "read", full_suite=True)
+    audited = leak.task("read", full_suite=True)
     assert audited["FAIL_TO_PASS"] == record["FAIL_TO_PASS"]
 
 
@@ -129,8 +120,8 @@ def test_taskforge_verify_finds_the_victim(leak, monkeypatch) -> None:
     `generate` made it before the check: here, the check off) fails re-verification."""
     with monkeypatch.context() as unchecked:
         unchecked.setattr(protocol, "GARBAGE_VICTIM", "not a name the watch writes")
-        record = task(leak, "read")
-    source, _strategy, _candidates, verifier = leak
+        record = leak.task("read")
+    source, verifier = leak.source, leak.verifier
     assert reverify(record, source.snapshot.root, verifier().runner) == [
         "labels: failed only with garbage another test left (the collector's timing, not "
         f"the code's): ['{VICTIM}']"]
@@ -141,7 +132,7 @@ def test_taskforge_verify_finds_the_victim(leak, monkeypatch) -> None:
 
 def test_a_failing_test_that_cleans_up_is_no_sign(leak) -> None:
     """`size`'s test closes its handle in `finally`: nothing is left, no whole suite."""
-    record = task(leak, "size")
+    record = leak.task("size")
     assert record["verification"]["leaves_state"] == []
     assert record["FAIL_TO_PASS"] == ["tests/test_core.py::test_size"]
 
@@ -153,10 +144,10 @@ def test_without_the_sign_the_covering_tests_miss_the_victim(leak, monkeypatch) 
     real = confirm.state_left_behind
     monkeypatch.setattr(confirm, "state_left_behind", lambda runs, failing, baseline: real(
         runs, failing, dataclasses.replace(baseline, state_left=("gc:unraisable",))))
-    record = task(leak, "read")
+    record = leak.task("read")
     assert record["verification"]["leaves_state"] == []
     assert VICTIM in record["PASS_TO_PASS"]
     with pytest.raises(Rejected) as rejected:
-        task(leak, "read", full_suite=True)
+        leak.task("read", full_suite=True)
     assert rejected.value.reason == "audit-disagrees"
     assert VICTIM in rejected.value.detail

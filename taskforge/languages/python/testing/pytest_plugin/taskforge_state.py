@@ -30,10 +30,10 @@ what the suite does anyway); a test that failed with such an exception and nothi
 also named `gc:victim`: its outcome is the collector's timing, not the code's.
 
 Written at the session's end: one JSON object, node id -> the names the test left changed
-(`module:name`, `module.Class:name`, `os.environ:NAME`, `os.getcwd()`, `gc:unraisable`, or
-`?` where it could not tell), for the tests that changed any. Which of them matter is taskforge's to judge
-(the baseline's passing tests leave some names changed too: counters, objects built on first
-use).
+(`module:name`, `module.Class:name`, `os.environ:NAME`, `os.getcwd()`, `gc:unraisable`,
+`gc:victim`, or `?` where it could not tell), for the tests that changed any. Which of them
+matter is taskforge's to judge (the baseline's passing tests leave some names changed too:
+counters, objects built on first use).
 """
 
 from __future__ import annotations
@@ -62,21 +62,14 @@ SESSION = "<session>"
 UNRAISABLE_WARNING = getattr(pytest, "PytestUnraisableExceptionWarning", None)
 
 
-def _is_unraisable(error: BaseException) -> bool:
-    """pytest's unraisable-exception warning, alone or in a group of them (pytest >= 8.4)."""
+def _unraisable_parts(error: BaseException) -> tuple[bool, bool]:
+    """Whether any part of this error is pytest's unraisable-exception warning, and whether
+    every part is (an exception group of them: pytest >= 8.4 groups a phase's errors)."""
     if UNRAISABLE_WARNING is not None and isinstance(error, UNRAISABLE_WARNING):
-        return True
-    return any(_is_unraisable(e) for e in getattr(error, "exceptions", ()) or ()
-               if isinstance(e, BaseException))
-
-
-def _only_unraisable(error: BaseException) -> bool:
-    """pytest's unraisable-exception warning and nothing else (a group of only those)."""
-    if UNRAISABLE_WARNING is not None and isinstance(error, UNRAISABLE_WARNING):
-        return True
-    inner = getattr(error, "exceptions", None)
-    return bool(inner) and all(isinstance(e, BaseException) and _only_unraisable(e)
-                               for e in inner)
+        return True, True
+    inner = [e for e in getattr(error, "exceptions", None) or () if isinstance(e, BaseException)]
+    parts = [_unraisable_parts(e) for e in inner]
+    return any(some for some, _ in parts), bool(parts) and all(every for _, every in parts)
 
 
 def _fails_a_test(unraisable: object = None) -> bool:
@@ -236,10 +229,9 @@ class StateWatch:
             if item.nodeid not in self.own_failure:
                 self.not_passed.append(item.nodeid)
             error = call.excinfo.value if call.excinfo is not None else None
-            if error is not None and _is_unraisable(error):
-                self.unraisable = True
-            self.own_failure[item.nodeid] = self.own_failure.get(item.nodeid, False) \
-                or error is None or not _only_unraisable(error)
+            some, every = _unraisable_parts(error) if error is not None else (False, False)
+            self.unraisable = self.unraisable or some
+            self.own_failure[item.nodeid] = self.own_failure.get(item.nodeid, False) or not every
 
     def _garbage_raises(self) -> bool:
         """A full collection now: whether what it frees raises where pytest would fail a

@@ -130,17 +130,28 @@ class PythonProject:
     @functools.cache  # noqa: B019 - as parse(): once per file
     def statement_codes(self, path: str) -> tuple[str, tuple[str, ...], str] | None:
         """The file's text cut at its top-level statements: (header, one piece per statement,
-        footer), or None when the pieces do not join back to the text (a file without a
-        final newline), where only a whole-module rebuild is exact."""
+        footer), joining up to `_statements_text`; None when they do not, where only a
+        whole-module rebuild is exact."""
         module = self.parse(path)
-        if module is None:
+        text = module and self._statements_text(path, module)
+        if module is None or text is None:
             return None
         header = "".join(module.code_for_node(line) for line in module.header)
         pieces = tuple(module.code_for_node(statement) for statement in module.body)
         footer = "".join(module.code_for_node(line) for line in module.footer)
-        if header + "".join(pieces) + footer != self.text(path):
+        if header + "".join(pieces) + footer != text:
             return None
         return header, pieces, footer
+
+    def _statements_text(self, path: str, module: cst.Module) -> str | None:
+        """The file's text as the code of its statements joins up (libcst's round trip):
+        the text itself, or for a file without a final newline the text with one (libcst
+        generates the module's code with it, then drops it: boltons' strutils, whose every
+        deletion generated the whole module's code, ~90 ms); None where neither is exact."""
+        text = self.text(path)
+        if module.has_trailing_newline:
+            return text if text.endswith("\n") else None  # read_text: no \r
+        return text + "\n" if text and not text.endswith("\n") else None
 
     def replace_node(self, path: str, old: cst.CSTNode, new: cst.CSTNode) -> str:
         """The file's text with `old` (a node of its parsed tree) replaced by `new`."""
@@ -155,9 +166,34 @@ class PythonProject:
         takes seconds."""
         module = self.parse(path)
         assert module is not None, path
-        nested = self._splice_nested(path, module, changes)
-        if nested is not None:
-            return nested
+        text = self._splice_nested(path, module, changes)
+        if text is None:
+            new_body = _replaced(module.body, self._new_body(path, module, changes), changes)
+            text = self._splice(path, module, new_body, changes)
+            if text is None:
+                text = self._cut_at_statements(path, module, new_body)
+            if text is None:
+                return module.with_changes(body=new_body).code
+        return _as_file(module, text)
+
+    def _cut_at_statements(self, path: str, module: cst.Module,
+                           new_body: Sequence[cst.BaseStatement]) -> str | None:
+        """The code of `new_body`'s statements joined up (`_statements_text`'s form), the
+        untouched ones' pieces of the file's text as they are (`statement_codes`), the
+        rebuilt ones generated again; None where the pieces are not exact."""
+        cut = self.statement_codes(path)
+        if cut is None:
+            return None
+        header, pieces, footer = cut
+        unchanged = {id(statement): piece for statement, piece in zip(module.body, pieces,
+                                                                      strict=True)}
+        return header + "".join(unchanged.get(id(statement)) or module.code_for_node(statement)
+                                for statement in new_body) + footer
+
+    def _new_body(self, path: str, module: cst.Module,
+                  changes: Mapping[cst.CSTNode, cst.CSTNode | None]) -> list[cst.BaseStatement]:
+        """The module's top-level statements with the changed nodes inside them replaced
+        (the changed statements themselves as they were: `_replaced` swaps those)."""
         positions = self.positions(path)
         lines = {positions[old].start.line for old in changes}
         body: list[cst.BaseStatement] = []
@@ -172,19 +208,7 @@ class PythonProject:
                 body.append(statement.visit(_Replacer(changes, positions, inside)))  # type: ignore[arg-type]
         if touched != lines:
             raise ValueError(f"{path}: nodes at lines {sorted(lines - touched)} are not in the module")
-        new_body = _replaced(module.body, body, changes)
-        spliced = self._splice(path, module, new_body, changes)
-        if spliced is not None:
-            return spliced
-        cut = self.statement_codes(path)
-        if cut is None:
-            return module.with_changes(body=new_body).code
-        # Untouched statements keep their text; only the rebuilt ones are generated again.
-        header, pieces, footer = cut
-        unchanged = {id(statement): piece for statement, piece in zip(module.body, pieces,
-                                                                      strict=True)}
-        return header + "".join(unchanged.get(id(statement)) or module.code_for_node(statement)
-                                for statement in new_body) + footer
+        return body
 
     def _splice(self, path: str, module: cst.Module, new_body: Sequence[cst.BaseStatement],
                 changes: Mapping[cst.CSTNode, cst.CSTNode | None]) -> str | None:
@@ -195,12 +219,13 @@ class PythonProject:
         generates only the statements that changed; about as fast over a package's
         deletions, `bench/apply_cost.py`, and it keeps a byte-order mark libcst's code drops).
 
-        With a final newline the module's text is exactly its statements' code one after
-        another (libcst's round trip), so a statement's own code (generated once per statement)
-        is a piece of the text; found exactly once, that is where it stands. Otherwise (two
-        identical statements, a piece that also occurs inside another one) None."""
-        text = self.text(path)
-        if not module.has_trailing_newline or not text.endswith("\n"):  # read_text: no \r
+        The module's text (with a final newline, `_statements_text`) is exactly its
+        statements' code one after another (libcst's round trip), so a statement's own code
+        (generated once per statement) is a piece of the text; found exactly once, that is
+        where it stands. Otherwise (two identical statements, a piece that also occurs inside
+        another one) None."""
+        text = self._statements_text(path, module)
+        if text is None:
             return None
         updated = iter(new_body)
         edits: list[tuple[int, int, str]] = []
@@ -230,8 +255,8 @@ class PythonProject:
         declines (the method's text also in a string of that class, say)."""
         if not changes or any(new is None for new in changes.values()):
             return None
-        text = self.text(path)
-        if not module.has_trailing_newline or not text.endswith("\n"):  # read_text: no \r
+        text = self._statements_text(path, module)
+        if text is None:
             return None
         positions = self.positions(path)
         edits: list[tuple[int, int, str]] = []
@@ -266,6 +291,13 @@ class PythonProject:
 
     def parsed_files(self) -> list[tuple[str, cst.Module]]:
         return [(p, m) for p in self.source_files if (m := self.parse(p)) is not None]
+
+
+def _as_file(module: cst.Module, text: str) -> str:
+    """`text`, the code of the module's statements joined up (`_statements_text`), as the
+    file holds it: the final newline every statement's code ends in dropped where the file
+    has none (as libcst's code of the module drops it)."""
+    return text if module.has_trailing_newline or not text.endswith("\n") else text[:-1]
 
 
 def _edited(text: str, edits: Sequence[tuple[int, int, str]]) -> str | None:

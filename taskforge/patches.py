@@ -65,6 +65,22 @@ def _sections(patch: str) -> list[str]:
     return sections
 
 
+def combined(*patches: str) -> str:
+    """Git-style diffs of `diff_texts` over disjoint sets of paths as one: their sections in
+    path order, as `diff_texts` gives them for all the changes together (without diffing
+    any file again). A path in two of them is an error."""
+    by_path: dict[str, str] = {}
+    for patch in patches:
+        for section in _sections(patch):
+            header = section.split("\n", 1)[0][len("diff --git "):]  # "a/PATH b/PATH"
+            path = header[2:2 + (len(header) - 5) // 2]
+            if not section.startswith("diff --git ") or header != f"a/{path} b/{path}" \
+                    or path in by_path:
+                raise ValueError(f"not disjoint diff_texts sections: {header[:200]!r}")
+            by_path[path] = section
+    return "".join(by_path[path] for path in sorted(by_path))
+
+
 def created_files(patch: str) -> list[str]:
     """The files a git-style diff creates: for a task's `test_patch`, its hidden tests."""
     created = []

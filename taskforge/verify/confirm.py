@@ -28,7 +28,7 @@ from taskforge.languages.base import (
 from taskforge.languages.strategy import Strategy, TaskOptions
 from taskforge.materialize import materialize
 from taskforge.model import Candidate, Deletion, TaskRecord, TestRun
-from taskforge.patches import diff_texts
+from taskforge.patches import combined, diff_texts
 from taskforge.sandbox import Sandbox
 from taskforge.sanitize import (
     Fingerprints,
@@ -94,13 +94,12 @@ def hidden_tests(language: Language, root: Path, fail_to_pass: list[str],
     return hidden
 
 
-def task_patches(new_texts: dict[str, str], originals: dict[str, str],
-                 hidden: dict[str, tuple[str, str]]) -> tuple[str, str]:
-    """The record's `deletion_patch` (the deletion, and the hidden test files deleted) and
-    `test_patch` (those files back)."""
+def task_patches(deletion_patch: str, hidden: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """The record's `deletion_patch` (the deletion's, `deletion_patch`, and the hidden test
+    files deleted) and `test_patch` (those files back)."""
     modes = {p: mode for p, (_text, mode) in hidden.items()}
-    task_patch = diff_texts({**{p: (originals[p], t) for p, t in new_texts.items()},
-                             **{p: (text, None) for p, (text, _mode) in hidden.items()}}, modes)
+    task_patch = combined(deletion_patch, diff_texts(
+        {p: (text, None) for p, (text, _mode) in hidden.items()}, modes))
     test_patch = diff_texts({p: (None, text) for p, (text, _mode) in hidden.items()}, modes)
     return task_patch, test_patch
 
@@ -135,8 +134,8 @@ class _DeletionFingerprints:
     it with the deletion in place, by the deletion's texts: `_search_ahead` computes them
     while the screen runs, the task's confirmation takes them (14 ms a boltons task); and
     the deletions `_search_ahead` applied for that, by candidate (a strategy's `apply` is
-    a function of the snapshot, the candidate and the options: 4 ms a boltons task).
-    Per process: pickled, it arrives empty (a worker elsewhere computes its own)."""
+    a function of the snapshot, the candidate and the options: 4 ms a boltons task), and
+    their diffs (`patches`). Per process: pickled, it arrives empty (a worker elsewhere computes its own)."""
 
     KEPT = 256  # deletions remembered, the oldest going first
 
@@ -145,6 +144,7 @@ class _DeletionFingerprints:
         self._tracked: frozenset[str] | None = None
         self._found: dict[tuple, Fingerprints] = {}
         self._applied: dict[tuple[str, TaskOptions], Deletion] = {}
+        self._patches: dict[tuple[str, TaskOptions], tuple[str, str]] = {}
         self._lock = threading.Lock()
 
     def deletion(self, key: tuple[str, TaskOptions], apply: Callable[[], Deletion]) -> Deletion:
@@ -158,6 +158,22 @@ class _DeletionFingerprints:
                 self._applied[key] = found
                 while len(self._applied) > self.KEPT:
                     self._applied.pop(next(iter(self._applied)))
+        return found
+
+    def patches(self, key: tuple[str, TaskOptions], originals: dict[str, str],
+                new_texts: dict[str, str]) -> tuple[str, str]:
+        """The deletion `key` names as diffs, made ahead or now: (the deletion, the reference
+        solution that undoes it), of `originals` (its files' texts in the snapshot) and
+        `new_texts` (its texts). Two diffs of whole files a task, ~7 ms on boltons."""
+        with self._lock:
+            found = self._patches.get(key)
+        if found is None:
+            found = (diff_texts({p: (originals[p], t) for p, t in new_texts.items()}),
+                     diff_texts({p: (t, originals[p]) for p, t in new_texts.items()}))
+            with self._lock:
+                self._patches[key] = found
+                while len(self._patches) > self.KEPT:
+                    self._patches.pop(next(iter(self._patches)))
         return found
 
     def __reduce__(self) -> tuple:
@@ -251,7 +267,8 @@ class Verifier:
                       stop: threading.Event) -> None:
         """While the screen's server runs (another process), search the environment's index
         for what each candidate's leak scan will look for there: its fingerprints against
-        the snapshot's tree with its deletion in place, the tree its task workspace holds.
+        the snapshot's tree with its deletion in place, the tree its task workspace holds
+        (and make the deletion's diffs meanwhile, which its confirmation takes).
         The index remembers the answers, so a task's scan waits less for the environment
         (on sqlparse's 192 MB, up to 0.25 s a task past its confirmation run). A warm-up
         only: a task whose fingerprints turn out otherwise searches anew, and nothing here
@@ -275,6 +292,8 @@ class Verifier:
                     (candidate.key, self.options),
                     functools.partial(strategy.apply, project, candidate, self.options))
                 originals = {p: project.text(p) for p in deletion.new_texts}
+                self.fingerprinted.patches((candidate.key, self.options), originals,
+                                           deletion.new_texts)
                 search_ahead(source.env.venv, self.fingerprinted.of(
                     source.snapshot.root, originals, deletion.new_texts), stop)
 
@@ -393,8 +412,8 @@ class Verifier:
             (candidate.key, options),
             functools.partial(strategy.apply, source.project, candidate, options))
         originals = {p: source.project.text(p) for p in deletion.new_texts}
-        deletion_patch = diff_texts({p: (originals[p], t) for p, t in deletion.new_texts.items()})
-        patch = diff_texts({p: (t, originals[p]) for p, t in deletion.new_texts.items()})
+        deletion_patch, patch = self.fingerprinted.patches((candidate.key, options), originals,
+                                                           deletion.new_texts)
         if not deletion_patch:
             raise Rejected("no-change", candidate.symbol)
         # Its covering tests, or every stable test where that costs less or a failing test
@@ -421,7 +440,7 @@ class Verifier:
             hidden = {} if options.tests_visible else \
                 hidden_tests(language, source.snapshot.root, sorted(screened.fail_to_pass),
                              set(originals))
-            task_patch, test_patch = task_patches(deletion.new_texts, originals, hidden)
+            task_patch, test_patch = task_patches(deletion_patch, hidden)
         pending: PendingScan | None = None
         with warm_dir(cache, prefix="verify-") as scratch, contextlib.ExitStack() as scans:
             if hidden is not None:
@@ -503,7 +522,7 @@ class Verifier:
             # start state also lacks the FAIL_TO_PASS test files, which `test_patch` restores.
             hidden = {} if options.tests_visible else \
                 hidden_tests(language, source.snapshot.root, fail_to_pass, set(originals))
-            task_patch, test_patch = task_patches(deletion.new_texts, originals, hidden)
+            task_patch, test_patch = task_patches(deletion_patch, hidden)
         audit = {"ran": False, "tests": 0, "disagreements": 0}
         if self.full_suite:
             with warm_dir(cache, prefix="audit-") as scratch:

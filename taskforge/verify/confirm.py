@@ -135,7 +135,8 @@ class _DeletionFingerprints:
     while the screen runs, the task's confirmation takes them (14 ms a boltons task); and
     the deletions `_search_ahead` applied for that, by candidate (a strategy's `apply` is
     a function of the snapshot, the candidate and the options: 4 ms a boltons task), and
-    their diffs (`patches`). Per process: pickled, it arrives empty (a worker elsewhere computes its own)."""
+    their diffs (`patches`). Per process: pickled, it arrives empty (a worker elsewhere
+    computes its own)."""
 
     KEPT = 256  # deletions remembered, the oldest going first
 

@@ -23,8 +23,8 @@ def real_texts(count: int) -> dict[str, str]:
 def test_combined_is_the_diff_of_all_the_changes_together() -> None:
     texts = real_texts(24)
     paths = sorted(texts)
-    # edits (one without a final newline), deletions and creations, their paths interleaved
-    # between the two sets: a test file sorts between two source files
+    # edits (leaving files without a final newline), deletions and creations, the paths
+    # of the two diffs interleaved in sorted order
     edits = {p: (texts[p], texts[p].replace("return", "return  ", 1).rstrip("\n"))
              for p in paths[0::3]}
     deletions = {p: (texts[p], None) for p in paths[1::3]}
@@ -35,7 +35,8 @@ def test_combined_is_the_diff_of_all_the_changes_together() -> None:
     whole = diff_texts({**edits, **deletions, **creations}, modes)
     assert combined(first, second) == whole == combined(second, first)
     assert combined(first, "") == first and combined("", "") == ""
-    # Positive control: the two diffs one after the other are not that diff.
+    # Positive control: the two diffs one after the other are not that diff (the same
+    # characters, in another order).
     assert first + second != whole and sorted(first + second) == sorted(whole)
 
 

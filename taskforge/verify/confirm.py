@@ -9,10 +9,10 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from taskforge.cache import build_digest, digest, taskforge_version
 from taskforge.difficulty import measure
@@ -129,6 +129,9 @@ class _LeavesState(Exception):
         self.names = names
 
 
+_Kept = TypeVar("_Kept")
+
+
 class _DeletionFingerprints:
     """The snapshot's tree (`read_tree`), read once, and each deletion's fingerprints against
     it with the deletion in place, by the deletion's texts: `_search_ahead` computes them
@@ -148,34 +151,33 @@ class _DeletionFingerprints:
         self._patches: dict[tuple[str, TaskOptions], tuple[str, str]] = {}
         self._lock = threading.Lock()
 
+    def _remembered(self, memo: dict[Any, _Kept], key: Hashable,
+                    make: Callable[[], _Kept]) -> _Kept:
+        """`memo[key]`, else made now (outside the lock: two threads may make the same
+        value) and kept, the oldest going first past KEPT."""
+        with self._lock:
+            found = memo.get(key)
+        if found is None:
+            found = make()
+            with self._lock:
+                memo[key] = found
+                while len(memo) > self.KEPT:
+                    memo.pop(next(iter(memo)))
+        return found
+
     def deletion(self, key: tuple[str, TaskOptions], apply: Callable[[], Deletion]) -> Deletion:
         """The deletion `key` names (a candidate's key, the options), applied ahead, else by
         `apply` now."""
-        with self._lock:
-            found = self._applied.get(key)
-        if found is None:
-            found = apply()
-            with self._lock:
-                self._applied[key] = found
-                while len(self._applied) > self.KEPT:
-                    self._applied.pop(next(iter(self._applied)))
-        return found
+        return self._remembered(self._applied, key, apply)
 
     def patches(self, key: tuple[str, TaskOptions], originals: dict[str, str],
                 new_texts: dict[str, str]) -> tuple[str, str]:
         """The deletion `key` names as diffs, made ahead or now: (the deletion, the reference
         solution that undoes it), of `originals` (its files' texts in the snapshot) and
         `new_texts` (its texts). Two diffs of whole files a task, ~7 ms on boltons."""
-        with self._lock:
-            found = self._patches.get(key)
-        if found is None:
-            found = (diff_texts({p: (originals[p], t) for p, t in new_texts.items()}),
-                     diff_texts({p: (t, originals[p]) for p, t in new_texts.items()}))
-            with self._lock:
-                self._patches[key] = found
-                while len(self._patches) > self.KEPT:
-                    self._patches.pop(next(iter(self._patches)))
-        return found
+        return self._remembered(self._patches, key, lambda: (
+            diff_texts({p: (originals[p], t) for p, t in new_texts.items()}),
+            diff_texts({p: (t, originals[p]) for p, t in new_texts.items()})))
 
     def __reduce__(self) -> tuple:
         return (_DeletionFingerprints, ())
@@ -200,19 +202,14 @@ class _DeletionFingerprints:
         """`fingerprint_deletion` of the texts `originals` became (`new_texts`) against the
         snapshot's tree at `root` with them in place, less the files `gone` (what
         materializing removed that the tree holds: a compiled copy of an edited module)."""
-        key = (tuple(sorted(new_texts.items())), gone)
-        with self._lock:
-            found = self._found.get(key)
-        if found is not None:
-            return found
-        task_tree = {p: data for p, data in self.tree(root).items() if p not in gone}
-        task_tree.update({p: t.encode("utf-8", "surrogatepass") for p, t in new_texts.items()})
-        found = fingerprint_deletion(originals, task_tree)
-        with self._lock:
-            self._found[key] = found
-            while len(self._found) > self.KEPT:
-                self._found.pop(next(iter(self._found)))
-        return found
+        def fingerprinted() -> Fingerprints:
+            task_tree = {p: data for p, data in self.tree(root).items() if p not in gone}
+            task_tree.update({p: t.encode("utf-8", "surrogatepass")
+                              for p, t in new_texts.items()})
+            return fingerprint_deletion(originals, task_tree)
+
+        return self._remembered(self._found, (tuple(sorted(new_texts.items())), gone),
+                                fingerprinted)
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,7 @@ class PythonProject:
         footer), joining up to `_statements_text`; None when they do not, where only a
         whole-module rebuild is exact."""
         module = self.parse(path)
-        text = module and self._statements_text(path, module)
+        text = None if module is None else self._statements_text(path, module)
         if module is None or text is None:
             return None
         header = "".join(module.code_for_node(line) for line in module.header)

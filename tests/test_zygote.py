@@ -512,6 +512,51 @@ def test_the_state_watch_comes_from_the_zygote_unless_the_run_finds_another(
         assert jobs_done() == before + 2
 
 
+WHERE_THE_PLUGIN_CAME_FROM = """\
+import json
+import sys
+
+from _pytest.assertion import rewrite
+
+
+def test_where_the_plugin_came_from():
+    with open("plugin.json", "w") as f:
+        json.dump({"file": sys.modules["taskforge_pytest_plugin"].__file__,
+                   "served": getattr(rewrite._read_pyc, "served", None)}, f)
+"""
+
+
+def test_taskforge_s_plugin_is_rewritten_once_by_the_zygote(
+        project: tuple[Path, Environment]) -> None:
+    """A sandboxed run reads taskforge's plugin from a read-only directory, where pytest can
+    leave no rewritten bytecode: each run parsed, rewrote and compiled it anew. The zygote
+    rewrites it once and gives the code to each run that reads that very file
+    (`_rewrite_own_plugins`). A run whose workspace holds a module of that name reads its
+    own, rewritten by its own pytest, as a fresh process would."""
+    tree, env = project
+    box = require("bwrap")
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    test = "tests/test_plugin_seen.py::test_where_the_plugin_came_from"
+    ours = str(PLUGIN_DIR / "taskforge_pytest_plugin.py")
+    with warm_dir(cache, prefix="test-") as scratch:
+        ws = scratch / "ws"
+        shutil.copytree(tree, ws)
+        (ws / "tests/test_plugin_seen.py").write_text(WHERE_THE_PLUGIN_CAME_FROM)
+        before = jobs_done()
+        run = run_tests(env, ws, box, timeout=120, select=[test])
+        assert run.outcomes == {test: "passed"}, run.log_tail
+        seen = json.loads((ws / "plugin.json").read_text())
+        assert seen == {"file": ours, "served": [ours]}
+        # Positive control: served by the module's name, the run would get taskforge's
+        # code for the workspace's own file.
+        shutil.copy(ours, ws / "taskforge_pytest_plugin.py")
+        shadowed = run_tests(env, ws, box, timeout=120, select=[test])
+        assert shadowed.outcomes == {test: "passed"}, shadowed.log_tail
+        seen = json.loads((ws / "plugin.json").read_text())
+        assert seen == {"file": str(ws / "taskforge_pytest_plugin.py"), "served": []}
+        assert jobs_done() == before + 2
+
+
 # A plugin with a fixture hidden behind a decorator (pytest warns that it cannot find it) and
 # one it finds.
 WRAPPING_PLUGIN = """\

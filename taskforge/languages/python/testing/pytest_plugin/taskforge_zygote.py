@@ -91,13 +91,15 @@ def _rewrite_own_plugins() -> dict[str, tuple[bytes, object]]:
     and compiled the plugin's ~650 lines again (~15-20 ms of a boltons confirmation run
     under bwrap, a third of what it spent outside pytest's session). A run is given the
     code only for the very file it reads, holding the same bytes (`_serve_own_plugins`), as
-    pytest's own cache checks a source's hash; the plugins hold no `assert`, so no setting
-    of a run's (`enable_assertion_pass_hook`) would rewrite them otherwise. Empty where this
-    pytest's rewriter lacks these functions."""
+    pytest's own cache checks a source's hash. Only a module without `assert` is made here:
+    a run's settings (`enable_assertion_pass_hook`) could rewrite one otherwise. Empty where
+    this pytest's rewriter lacks these functions."""
     try:
+        import ast
         from importlib.machinery import PathFinder
         from pathlib import Path
 
+        # `_read_pyc` is what each run's child stands in for: both must exist
         from _pytest.assertion.rewrite import _read_pyc, _rewrite_test  # noqa: F401
     except ImportError:
         return {}
@@ -109,6 +111,8 @@ def _rewrite_own_plugins() -> dict[str, tuple[bytes, object]]:
         path = Path(spec.origin)
         try:
             source = path.read_bytes()
+            if any(isinstance(node, ast.Assert) for node in ast.walk(ast.parse(source))):
+                continue
             _stamp, code = _rewrite_test(path, None)
             if path.read_bytes() != source:  # changed meanwhile: which bytes made it?
                 continue

@@ -129,6 +129,9 @@ INIT_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare
                "\tlogallrefupdates = true\n")
 IDENTITY = b"taskforge <taskforge@localhost> 946684800 +0000"  # FIXED_ENV's, as git writes it
 BIG_FILE = 32 * 1024 * 1024  # past this, git's streaming beats holding the file in memory
+# Past this many bytes of objects, a tree is left to git: a pack's offsets past 2 GiB need a
+# table `_write_pack` does not write (zlib adds at most ~0.03% to what it cannot compress).
+PACK_LIMIT = 0x7F000000
 
 
 # Names `git add` refuses (its core.protectNTFS checks, on by default): `.git` in any case,
@@ -178,11 +181,11 @@ def _attributes_rule(data: bytes) -> str | None:
 
 
 class _Compressed:
-    """Loose objects as written, by object id: every materialization of a snapshot writes the
+    """Pack entries as written, by object id: every materialization of a snapshot writes the
     same blobs and trees but for the few files a task changed, and compressing them was most
     of writing a repository (10 of 14 ms on boltons). An id is the hash of the object's
-    bytes, so its compressed form is the same whoever asks; at most LIMIT bytes are kept,
-    the least recently used going first."""
+    kind and bytes, so its entry is the same whoever asks; at most LIMIT bytes are kept, the
+    least recently used going first."""
 
     LIMIT = 64 * 1024 * 1024
 
@@ -191,21 +194,73 @@ class _Compressed:
         self._size = 0
         self._lock = threading.Lock()
 
-    def get(self, oid: bytes, raw: bytes) -> bytes:
+    def get(self, oid: bytes, kind: bytes, data: bytes) -> bytes:
         with self._lock:
             found = self._kept.get(oid)
             if found is not None:
                 self._kept.move_to_end(oid)
                 return found
-        data = zlib.compress(raw, 1)  # core.looseCompression
-        if len(data) <= self.LIMIT // 64:
+        entry = _pack_entry(kind, data)
+        if len(entry) <= self.LIMIT // 64:
             with self._lock:
                 if oid not in self._kept:
-                    self._kept[oid] = data
-                    self._size += len(data)
+                    self._kept[oid] = entry
+                    self._size += len(entry)
                 while self._size > self.LIMIT:
                     self._size -= len(self._kept.popitem(last=False)[1])
-        return data
+        return entry
+
+
+_PACK_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3}
+
+
+def _pack_entry(kind: bytes, data: bytes) -> bytes:
+    """One undeltified object of a version 2 pack: its kind and size (7 bits a byte, the
+    first byte's low 4 bits first), then its bytes compressed (as git's loose objects are,
+    core.compression 1)."""
+    size = len(data)
+    head = [(_PACK_TYPES[kind] << 4) | (size & 0x0F)]
+    size >>= 4
+    while size:
+        head[-1] |= 0x80
+        head.append(size & 0x7F)
+        size >>= 7
+    return bytes(head) + zlib.compress(data, 1)
+
+
+def _write_pack(pack_dir: Path, entries: list[tuple[bytes, bytes]]) -> None:
+    """`entries` ((object id, pack entry), ids distinct) as one pack and its version 2
+    index in `pack_dir`, named by the pack's checksum as git names them. Two files instead
+    of a loose object (and most often a directory) for each object: writing and later
+    removing those was most of a small workspace's repository (boltons: ~70 of each).
+    Every offset must be under 2 GiB (`PACK_LIMIT`): the index holds no table of larger ones."""
+    pack_hash = hashlib.sha1()
+    offsets: dict[bytes, int] = {}
+    crcs: dict[bytes, int] = {}
+    chunks = [b"PACK" + struct.pack(">II", 2, len(entries))]
+    offset = len(chunks[0])
+    for oid, entry in entries:
+        offsets[oid], crcs[oid] = offset, zlib.crc32(entry)
+        chunks.append(entry)
+        offset += len(entry)
+    for chunk in chunks:
+        pack_hash.update(chunk)
+    checksum = pack_hash.digest()
+    names = sorted(offsets)
+    fanout, count = [], 0
+    for first in range(256):
+        while count < len(names) and names[count][0] == first:
+            count += 1
+        fanout.append(count)
+    index = b"".join([b"\377tOc", struct.pack(">I", 2), struct.pack(">256I", *fanout),
+                      *names, struct.pack(f">{len(names)}I", *(crcs[oid] for oid in names)),
+                      struct.pack(f">{len(names)}I", *(offsets[oid] for oid in names)),
+                      checksum])
+    name = f"pack-{checksum.hex()}"
+    with open(pack_dir / f"{name}.pack", "wb") as pack:
+        pack.writelines(chunks)
+        pack.write(checksum)
+    (pack_dir / f"{name}.idx").write_bytes(index + hashlib.sha1(index).digest())
 
 
 _COMPRESSED = _Compressed()
@@ -213,23 +268,22 @@ _COMPRESSED = _Compressed()
 
 def _commit_in_process(work_tree: Path, git_dir: Path, message: str) -> str | None:
     """What `commit_tree(work_tree, work_tree / ".git", message)` makes (the same objects,
-    index, refs and commit id), written here: `git init`, `add` and `commit` are three
-    processes, most of a small workspace's materialization. None, with nothing written, for
-    a tree git may treat otherwise: one whose .gitattributes may change what is stored (an
+    index, refs and commit id; the objects in one pack), written here: `git init`, `add` and
+    `commit` are three processes, most of a small workspace's materialization. None, with
+    nothing written, for a tree git may treat otherwise: one whose .gitattributes may change what is stored (an
     attribute other than `_STORAGE_NEUTRAL`'s, or a line-end rule and a file with CRLF line
     ends that git may take for text: any, under a rule that forces text, else one without
     a NUL byte, which git's own test of `text=auto` would find binary), a path git refuses
-    (a `.git` of any case), a file that is neither regular nor a symlink, or one past
-    BIG_FILE."""
-    objects: dict[bytes, bytes] = {}  # id -> the object, uncompressed
+    (a `.git` of any case), a file that is neither regular nor a symlink, one past
+    BIG_FILE, or objects past PACK_LIMIT in all."""
+    objects: dict[bytes, tuple[bytes, bytes]] = {}  # id -> (kind, bytes)
     entries: list[tuple[bytes, int, bytes, os.stat_result]] = []
     rules: set[str] = set()  # of the .gitattributes files (`_attributes_rule`)
     crlf = crlf_text = False  # a file with CRLF line ends; one without a NUL byte too
 
     def store(kind: bytes, data: bytes) -> bytes:
-        raw = b"%s %d\0%s" % (kind, len(data), data)
-        oid = hashlib.sha1(raw).digest()
-        objects[oid] = raw
+        oid = hashlib.sha1(b"%s %d\0%s" % (kind, len(data), data)).digest()
+        objects[oid] = (kind, data)
         return oid
 
     def tree_of(directory: str, prefix: bytes) -> bytes | None:
@@ -278,20 +332,15 @@ def _commit_in_process(work_tree: Path, git_dir: Path, message: str) -> str | No
         root = tree_of(str(work_tree), b"") or store(b"tree", b"")
     except _NotPlain:
         return None
-    if ("text" in rules and crlf) or (rules and crlf_text):
+    if ("text" in rules and crlf) or (rules and crlf_text) \
+            or sum(len(data) + 32 for _kind, data in objects.values()) > PACK_LIMIT:
         return None
     commit = store(b"commit", b"tree %s\nauthor %s\ncommitter %s\n\n%s\n" % (
         root.hex().encode(), IDENTITY, IDENTITY, message.strip().encode()))
     for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
         (git_dir / sub).mkdir(parents=True, exist_ok=True)
-    folders: set[str] = set()
-    for oid, raw in objects.items():
-        name = oid.hex()
-        folder = git_dir / "objects" / name[:2]
-        if name[:2] not in folders:
-            folder.mkdir(exist_ok=True)
-            folders.add(name[:2])
-        (folder / name[2:]).write_bytes(_COMPRESSED.get(oid, raw))
+    _write_pack(git_dir / "objects" / "pack",
+                [(oid, _COMPRESSED.get(oid, kind, data)) for oid, (kind, data) in objects.items()])
     (git_dir / "config").write_text(INIT_CONFIG + REPOSITORY_CONFIG)
     (git_dir / "HEAD").write_text("ref: refs/heads/main\n")
     (git_dir / "refs/heads/main").write_text(commit.hex() + "\n")
@@ -316,7 +365,9 @@ def _index(entries: list[tuple[bytes, int, bytes, os.stat_result]]) -> bytes:
 
 def _layout_problems(git_dir: Path) -> list[str]:
     """What the files of `git_dir` show: entries besides FRESH_ENTRIES, refs besides the
-    one branch, a HEAD pointing elsewhere, packs or alternates."""
+    one branch, a HEAD pointing elsewhere, alternates, or a pack beside the one pack (and
+    its index) that `fresh_repository` writes. (Which objects a pack holds, only git tells:
+    `fresh_repository_problems`.)"""
     problems = [f"unexpected .git/{name}" for name in sorted(os.listdir(git_dir))
                 if name not in FRESH_ENTRIES]
     refs = sorted(path.relative_to(git_dir).as_posix()
@@ -330,8 +381,10 @@ def _layout_problems(git_dir: Path) -> list[str]:
     for extra in ("info/alternates", "info/http-alternates", "info/packs"):
         if (objects_dir / extra).exists():
             problems.append(f"objects/{extra} exists")
-    if (objects_dir / "pack").is_dir() and any((objects_dir / "pack").iterdir()):
-        problems.append("pack files present")
+    packs = sorted(os.listdir(objects_dir / "pack")) if (objects_dir / "pack").is_dir() else []
+    if packs and not (len(packs) == 2 and packs[0].endswith(".idx")
+                      and packs[1] == packs[0][:-len(".idx")] + ".pack"):
+        problems.append(f"pack files present: {', '.join(packs)}")
     return problems
 
 

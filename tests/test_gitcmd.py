@@ -9,7 +9,6 @@ import signal
 import subprocess
 import threading
 import time
-import zlib
 from pathlib import Path
 
 import pytest
@@ -120,12 +119,44 @@ def test_a_fresh_repository_written_in_process_is_the_one_git_writes(tmp_path: P
     ours = tmp_path / "ours"
     shutil.copytree(tree, ours, symlinks=True)
     assert fresh_repository(ours) == expected  # the same objects, down to the commit id
-    assert (ours / ".git/objects" / expected[:2] / expected[2:]).is_file()  # ours, not git's
+    assert not (ours / ".git/objects" / expected[:2]).exists()  # ours (one pack), not git's
+    packs = sorted(os.listdir(ours / ".git/objects/pack"))
+    assert len(packs) == 2 and packs[1] == packs[0][:-len("idx")] + "pack"
+    assert git("verify-pack", str(ours / ".git/objects/pack" / packs[0]), cwd=ours) == ""
     assert fresh_repository_problems(ours / ".git", full=True) == []
     assert git("fsck", "--full", "--strict", cwd=ours) == ""
     assert git("status", "--porcelain", "--ignored", cwd=ours) == ""  # the index matches
     assert git("ls-files", "-s", cwd=ours) == git("ls-files", "-s", cwd=tmp_path / "git")
     assert (ours / ".git/config").read_text() == (tmp_path / "git/.git/config").read_text()
+
+
+def test_objects_past_the_pack_limit_are_left_to_git(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pack's index as written holds no offsets past 2 GiB: a tree whose objects may reach
+    that is committed by git (its objects loose), the same commit."""
+    tree = awkward_tree(tmp_path / "tree")
+    expected = by_git(tree, tmp_path / "git")
+    packed, loose = tmp_path / "packed", tmp_path / "loose"
+    for copy in (packed, loose):
+        shutil.copytree(tree, copy, symlinks=True)
+    assert fresh_repository(packed) == expected
+    monkeypatch.setattr(gitcmd, "PACK_LIMIT", 100)
+    assert fresh_repository(loose) == expected
+    assert os.listdir(loose / ".git/objects/pack") == []  # git's own, loose
+    assert (loose / ".git/objects" / expected[:2] / expected[2:]).is_file()
+    assert len(os.listdir(packed / ".git/objects/pack")) == 2  # positive control: in process
+    assert git("fsck", "--full", "--strict", cwd=loose) == ""
+
+
+def test_a_second_pack_or_a_stray_file_beside_the_pack_is_a_problem(tmp_path: Path) -> None:
+    tree = awkward_tree(tmp_path / "tree")
+    for extra in ("pack-0.pack", "pack-0.idx", "tmp_pack_1"):
+        ours = tmp_path / extra
+        shutil.copytree(tree, ours, symlinks=True)
+        fresh_repository(ours)
+        assert fresh_repository_problems(ours / ".git") == []  # positive control
+        (ours / ".git/objects/pack" / extra).write_bytes(b"")
+        assert any("pack files present" in p for p in fresh_repository_problems(ours / ".git"))
 
 
 def test_objects_compressed_once_are_written_again_as_git_reads_them(tmp_path: Path) -> None:
@@ -148,7 +179,7 @@ def test_objects_compressed_once_are_written_again_as_git_reads_them(tmp_path: P
     oid = git("rev-parse", "HEAD:a/b.py", cwd=first)
     kept = gitcmd._COMPRESSED._kept
     saved = kept[bytes.fromhex(oid)]
-    kept[bytes.fromhex(oid)] = zlib.compress(b"blob 3\0bad", 1)
+    kept[bytes.fromhex(oid)] = gitcmd._pack_entry(b"blob", b"bad")
     try:
         third = tmp_path / "third"
         shutil.copytree(tree, third, symlinks=True)

@@ -270,12 +270,12 @@ def _commit_in_process(work_tree: Path, git_dir: Path, message: str) -> str | No
     """What `commit_tree(work_tree, work_tree / ".git", message)` makes (the same objects,
     index, refs and commit id; the objects in one pack), written here: `git init`, `add` and
     `commit` are three processes, most of a small workspace's materialization. None, with
-    nothing written, for a tree git may treat otherwise: one whose .gitattributes may change what is stored (an
-    attribute other than `_STORAGE_NEUTRAL`'s, or a line-end rule and a file with CRLF line
-    ends that git may take for text: any, under a rule that forces text, else one without
-    a NUL byte, which git's own test of `text=auto` would find binary), a path git refuses
-    (a `.git` of any case), a file that is neither regular nor a symlink, one past
-    BIG_FILE, or objects past PACK_LIMIT in all."""
+    nothing written, for a tree git may treat otherwise: one whose .gitattributes may change
+    what is stored (an attribute other than `_STORAGE_NEUTRAL`'s, or a line-end rule and a
+    file with CRLF line ends that git may take for text: any, under a rule that forces text,
+    else one without a NUL byte, which git's own test of `text=auto` would find binary), a
+    path git refuses (a `.git` of any case), a file that is neither regular nor a symlink,
+    one past BIG_FILE, or objects past PACK_LIMIT in all."""
     objects: dict[bytes, tuple[bytes, bytes]] = {}  # id -> (kind, bytes)
     entries: list[tuple[bytes, int, bytes, os.stat_result]] = []
     rules: set[str] = set()  # of the .gitattributes files (`_attributes_rule`)

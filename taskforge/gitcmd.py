@@ -129,9 +129,11 @@ INIT_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare
                "\tlogallrefupdates = true\n")
 IDENTITY = b"taskforge <taskforge@localhost> 946684800 +0000"  # FIXED_ENV's, as git writes it
 BIG_FILE = 32 * 1024 * 1024  # past this, git's streaming beats holding the file in memory
-# Past this many bytes of objects, a tree is left to git: a pack's offsets past 2 GiB need a
-# table `_write_pack` does not write (zlib adds at most ~0.03% to what it cannot compress).
-PACK_LIMIT = 0x7F000000
+# Past this many bytes of objects, a tree is left to git (its objects loose): a pack is one
+# file, and the leak scan decodes at most 512 MiB of one file (`containers.FILE_BYTES`; past
+# it the file is undecided), where each loose object counts alone. (Offsets past 2 GiB would
+# also need a table `_write_pack` does not write.)
+PACK_LIMIT = 256 * 1024 * 1024
 
 
 # Names `git add` refuses (its core.protectNTFS checks, on by default): `.git` in any case,
@@ -233,7 +235,8 @@ def _write_pack(pack_dir: Path, entries: list[tuple[bytes, bytes]]) -> None:
     index in `pack_dir`, named by the pack's checksum as git names them. Two files instead
     of a loose object (and most often a directory) for each object: writing and later
     removing those was most of a small workspace's repository (boltons: ~70 of each).
-    Every offset must be under 2 GiB (`PACK_LIMIT`): the index holds no table of larger ones."""
+    Every offset must be under 2 GiB (`PACK_LIMIT` keeps them so): the index holds no table
+    of larger ones."""
     pack_hash = hashlib.sha1()
     offsets: dict[bytes, int] = {}
     crcs: dict[bytes, int] = {}

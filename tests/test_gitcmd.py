@@ -22,6 +22,7 @@ from taskforge.gitcmd import (
     git,
     git_env,
 )
+from taskforge.sanitize.containers import FILE_BYTES, pack_objects
 
 
 def alive_with(token: str) -> list[int]:
@@ -132,8 +133,8 @@ def test_a_fresh_repository_written_in_process_is_the_one_git_writes(tmp_path: P
 
 def test_objects_past_the_pack_limit_are_left_to_git(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """A pack's index as written holds no offsets past 2 GiB: a tree whose objects may reach
-    that is committed by git (its objects loose), the same commit."""
+    """A tree of more objects than the leak scan decodes from one file is committed by git,
+    its objects loose: the same commit."""
     tree = awkward_tree(tmp_path / "tree")
     expected = by_git(tree, tmp_path / "git")
     packed, loose = tmp_path / "packed", tmp_path / "loose"
@@ -268,3 +269,17 @@ def test_a_tree_git_treats_otherwise_is_left_to_git(tmp_path: Path) -> None:
         (refused / "x" / name / "f").write_text("a\n")
         with pytest.raises(GitError, match="adding files failed"):  # as git said before
             fresh_repository(refused)
+
+
+def test_the_leak_scan_reads_every_object_of_a_fresh_pack(tmp_path: Path) -> None:
+    """What `taskforge scan` meets in a workspace's `.git`: the pack's objects, each as git
+    stores it, and a pack never past what the scan decodes of one file."""
+    tree = awkward_tree(tmp_path / "tree")
+    (tree / "a/secret.py").write_text("def answer():\n    return 'only this blob holds it'\n")
+    fresh_repository(tree)
+    pack = next((tree / ".git/objects/pack").glob("*.pack")).read_bytes()
+    ours = {oid: content for oid, _kind, content in pack_objects(pack)}
+    listing = git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)", cwd=tree)
+    assert set(ours) == set(listing.split())
+    assert any(b"only this blob holds it" in content for content in ours.values())
+    assert gitcmd.PACK_LIMIT < FILE_BYTES  # else a large tree's pack would be undecided

@@ -32,12 +32,23 @@ FILES = {
             return six * seven
         """,
     "calc/names.py": "def shout(name):\n    return name.upper()\n",
+    # Three tests `answer` never runs, more than its two: its covering tests are its
+    # verification's whatever the baseline's durations (`verification_tests` may take every
+    # stable test, and the baseline as reference, for a function most of the suite reaches).
     "tests/test_names.py": """\
         from calc.names import shout
 
 
         def test_shout():
             assert shout("a") == "A"
+
+
+        def test_shout_keeps_digits():
+            assert shout("a1") == "A1"
+
+
+        def test_shout_of_nothing():
+            assert shout("") == ""
         """,
     "tests/test_ops.py": """\
         from pathlib import Path
@@ -81,6 +92,7 @@ def test_a_disagreeing_screen_gives_way_to_the_fresh_protocol(screened, monkeypa
     screen = record["verification"]["screen"]
     assert screen["disagreed"] is True and screen["screened"] is False
     assert screen["task_runs"] == 0 and screen["reference_runs"] == 0
+    assert sorted(record["verification"]["tests_run"]) == [ANSWER, SOURCE]  # covering only
     runs = record["verification"]["runs"]
     assert [r["state"] for r in runs] == ["task", "task", "reference"]
     # The disagreeing run is the first of the task state's two: one more ran, not two (and

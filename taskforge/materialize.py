@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Collection
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from taskforge.errors import UserError
 from taskforge.model import TaskRecord
 from taskforge.patches import apply_patch
 from taskforge.sanitize import changed_paths, sanitize_workspace, scan_removals, tracked_paths
+from taskforge.workspace import copy_tree
 
 
 def materialize_record(record: TaskRecord, snapshot_root: Path,
@@ -33,7 +33,7 @@ def materialize(deletion_patch: str, snapshot_root: Path, dest: Path, *,
     if dest.exists():
         dest.rmdir()
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(snapshot_root, dest, symlinks=True)
+    copy_tree(snapshot_root, dest)
     apply_patch(dest, deletion_patch)
     # Files the repository tracks on purpose stay; what the task's leak scan removed goes, and
     # so does any compiled copy of the code the deletion edited (tracked or not).

@@ -77,6 +77,7 @@ def seed_bytecode(workspace: Path, bytecode: Path, changed: Collection[str]) -> 
         files = [(pyc, source_of(pyc), None) for pyc in _pycache_files(bytecode)]
     made: set[PurePosixPath] = set()
     copied = 0
+    root = os.fspath(workspace)
     for pyc, source, data in files:
         if source in changed:
             continue
@@ -86,9 +87,21 @@ def seed_bytecode(workspace: Path, bytecode: Path, changed: Collection[str]) -> 
         if data is None:
             shutil.copyfile(bytecode / pyc, workspace / pyc)
         else:
-            (workspace / pyc).write_bytes(data)
+            _write_new(os.path.join(root, pyc), data)
         copied += 1
     return copied
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """`data` as the new file `path`, by the system calls alone: through pathlib and a
+    buffered file object, boltons' 91 files took ~3.4 ms a workspace, ~2 ms this way."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 KEPT_BYTES = 64 * 1024 * 1024  # a bigger tree is copied from disk each time

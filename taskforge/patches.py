@@ -1,10 +1,13 @@
-"""Unified diffs between two states of a tree, and applying them with `git apply`."""
+"""Unified diffs between two states of a tree, and applying them as `git apply` does."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
+import os
 import re
+import stat
 import subprocess
 from collections.abc import Collection, Mapping
 from pathlib import Path, PurePosixPath
@@ -145,10 +148,211 @@ def plain_creations(patch: str) -> list[str] | None:
 
 
 def apply_patch(workspace: Path, patch: str) -> None:
-    """Apply `patch` to the files of `workspace`; raises Rejected if it does not apply."""
-    if not patch:
+    """Apply `patch` to the files of `workspace` as `git apply` does; raises Rejected if it
+    does not apply. A patch of the shape `diff_texts` makes, that applies exactly where its
+    hunks say, is applied here (`_apply_plain`); anything else goes to `git apply`."""
+    if not patch or _apply_plain(workspace, patch):
         return
     proc = subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=workspace,
                           input=patch.encode(), capture_output=True)
     if proc.returncode != 0:
         raise Rejected("patch-does-not-apply", proc.stderr.decode(errors="replace").strip()[:200])
+
+
+
+# Applying in process. A task's verification applies two or three patches (the deletion, the
+# reference, the hidden tests), each a `git apply` process: ~2.5 ms apiece, ~5 ms of boltons'
+# ~100 ms task. The patches are `diff_texts`'s own, so the plain case is applied here, by
+# git's rules for it (apply.c): hunks in order, each where its new-side line number puts it
+# in the image so far, a hunk from line 0 or 1 only at the top, one without trailing context
+# only at the end, no context reduced; a created file must not exist, a deleted one must
+# match whole and its emptied directories go; a file is written as a new one, mode 0666 or
+# 0777 less the umask (`try_create_file`). What git might do otherwise is left to git, which
+# also words its own refusal: a hunk that matches elsewhere (git finds it at an offset) or
+# nowhere, a header besides the plain ones, a name git would quote or that leaves the tree,
+# a path through a symbolic link, a file that is not regular, a .gitattributes on the way.
+
+_HUNK = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9._+@=,~%-]+(?:/[A-Za-z0-9._+@=,~%-]+)*")
+
+
+class _NotPlain(Exception):
+    """The patch, or the tree it applies to, is one `git apply` decides."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Change:
+    path: str
+    new: bytes | None  # None: the file is deleted
+    created: bool
+    executable: bool
+
+
+def _apply_plain(workspace: Path, patch: str) -> bool:
+    """Apply `patch` here and return True, or return False with nothing written."""
+    try:
+        changes = _plain_changes(workspace, patch.encode())
+    except _NotPlain:
+        return False
+    for change in changes:
+        target = workspace / change.path
+        if not change.created:
+            target.unlink()
+        if change.new is None:
+            _remove_emptied(workspace, target.parent)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                     0o777 if change.executable else 0o666)
+        try:
+            view = memoryview(change.new)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+    return True
+
+
+def _plain_changes(workspace: Path, patch: bytes) -> list[_Change]:
+    """What applying `patch` writes, every check done first; _NotPlain where git decides."""
+    if not patch.endswith(b"\n") or (workspace / ".git" / "info" / "attributes").exists():
+        raise _NotPlain
+    sections: list[list[bytes]] = []
+    for line in patch[:-1].split(b"\n"):
+        if line.startswith(b"diff --git "):
+            sections.append([line])
+        elif not sections:
+            raise _NotPlain
+        else:
+            sections[-1].append(line)
+    changes: list[_Change] = []
+    for lines in sections:
+        path, mode, deleted, hunks = _plain_section(lines)
+        if any(change.path == path for change in changes):
+            raise _NotPlain
+        file = _plain_path(workspace, path)
+        if mode is not None:
+            if os.path.lexists(file):
+                raise _NotPlain
+            old, executable = b"", mode == "100755"
+        else:
+            try:
+                info = os.lstat(file)
+            except OSError:
+                raise _NotPlain from None
+            if not stat.S_ISREG(info.st_mode):
+                raise _NotPlain
+            with open(file, "rb") as f:
+                old = f.read()
+            executable = bool(info.st_mode & stat.S_IXUSR)
+        new = _patched(old, hunks)
+        if deleted and new:
+            raise _NotPlain  # git: "removal patch leaves file contents"
+        changes.append(_Change(path, None if deleted else new, mode is not None, executable))
+    return changes
+
+
+def _plain_section(lines: list[bytes]) -> tuple[str, str | None, bool, list[bytes]]:
+    """(path, the mode of a created file or None, whether the file is deleted, its hunk
+    lines) of one file's section, as `diff_texts` writes it."""
+    try:
+        name = lines[0][len(b"diff --git a/"):].decode("ascii")
+    except UnicodeDecodeError:
+        raise _NotPlain from None
+    path = name[:(len(name) - 3) // 2]
+    if name != f"{path} b/{path}" or not _PLAIN_NAME.fullmatch(path):
+        raise _NotPlain
+    mode, deleted, at = None, False, 1
+    if at < len(lines) and lines[at] in (b"new file mode 100644", b"new file mode 100755"):
+        mode, at = lines[at][-6:].decode(), at + 1
+    elif at < len(lines) and lines[at] in (b"deleted file mode 100644",
+                                           b"deleted file mode 100755"):
+        deleted, at = True, at + 1
+    old_name = b"--- /dev/null" if mode else b"--- a/" + path.encode()
+    new_name = b"+++ /dev/null" if deleted else b"+++ b/" + path.encode()
+    if lines[at:at + 2] != [old_name, new_name] or len(lines) < at + 3:
+        raise _NotPlain  # an empty file's creation or deletion has no hunk: git's to do
+    return path, mode, deleted, lines[at + 2:]
+
+
+def _plain_path(workspace: Path, path: str) -> Path:
+    """`workspace / path`, where no part of `path` is `.`, `..` or git's, none of its
+    directories is a symbolic link or not a directory, and no .gitattributes file on its way
+    (or in the workspace's top) may change what git writes."""
+    parts = path.split("/")
+    if any(part in (".", "..") or part.lower().startswith(".git") for part in parts):
+        raise _NotPlain
+    directory = workspace
+    for part in ["", *parts[:-1]]:
+        directory = directory / part if part else directory
+        if os.path.lexists(directory / ".gitattributes"):
+            raise _NotPlain
+        try:
+            info = os.lstat(directory)
+        except FileNotFoundError:
+            break  # a created file's new directories
+        if not stat.S_ISDIR(info.st_mode):
+            raise _NotPlain
+    return workspace / path
+
+
+def _patched(old: bytes, hunks: list[bytes]) -> bytes:
+    """`old` with `hunks` applied where git applies them, or _NotPlain."""
+    image = old.split(b"\n")
+    image = [line + b"\n" for line in image[:-1]] + ([image[-1]] if image[-1] else [])
+    at = 0
+    while at < len(hunks):
+        header = _HUNK.fullmatch(hunks[at])
+        if header is None:
+            raise _NotPlain
+        old_pos, old_count = int(header[1]), 1 if header[2] is None else int(header[2])
+        new_pos, new_count = int(header[3]), 1 if header[4] is None else int(header[4])
+        before: list[bytes] = []
+        after: list[bytes] = []
+        kinds: list[int] = []
+        at += 1
+        while at < len(hunks) and not hunks[at].startswith(b"@@"):
+            line = hunks[at]
+            at += 1
+            if line.startswith(b"\\"):
+                if line != b"\\ No newline at end of file" or not kinds:
+                    raise _NotPlain
+                for side in ((before,) if kinds[-1] == ord("-") else
+                             (after,) if kinds[-1] == ord("+") else (before, after)):
+                    if not side or not side[-1].endswith(b"\n"):
+                        raise _NotPlain
+                    side[-1] = side[-1][:-1]
+                continue
+            if not line or line[0] not in b" +-":
+                raise _NotPlain
+            kinds.append(line[0])
+            if line[0] in b" -":
+                before.append(line[1:] + b"\n")
+            if line[0] in b" +":
+                after.append(line[1:] + b"\n")
+        if len(before) != old_count or len(after) != new_count or not kinds:
+            raise _NotPlain
+        changed = [i for i, kind in enumerate(kinds) if kind != ord(" ")]
+        trailing = len(kinds) - 1 - changed[-1] if changed else len(kinds)
+        if old_pos == 0 or old_pos == 1:  # git: such a hunk matches only at the top
+            start = 0
+        elif not trailing:  # and one without trailing context only at the end
+            start = len(image) - len(before)
+        else:
+            start = new_pos - 1 if new_pos else 0
+        if not trailing and start + len(before) != len(image):
+            raise _NotPlain
+        if start < 0 or image[start:start + len(before)] != before:
+            raise _NotPlain  # git would look elsewhere, or refuse
+        image[start:start + len(before)] = after
+    return b"".join(image)
+
+
+def _remove_emptied(workspace: Path, directory: Path) -> None:
+    """The directories a deletion left empty, up to the workspace (git removes them too)."""
+    while directory != workspace and directory.is_relative_to(workspace):
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent

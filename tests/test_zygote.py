@@ -726,3 +726,40 @@ def test_a_server_whose_owner_ended_while_it_started_ends_too(
         for pid in processes_naming(str(wrapper)):  # ours: its command names our tmp_path
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_a_run_goes_to_the_child_forked_ahead_and_none_outlives_the_server(
+        project: tuple[Path, Environment], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server forks each run's child as soon as the run before it ended (`_Parked`): the
+    next run is that very process, and when the server ends, so does the child it held."""
+    tree, env = project
+    box = require("none")
+    monkeypatch.setattr(zygote, "KEEP", 1)  # this test's zygote is the only one alive
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    with warm_dir(cache, prefix="test-") as scratch:
+        ws = scratch / "ws"
+        shutil.copytree(tree, ws)
+        (ws / "tests/test_pid.py").write_text(
+            "import os\n\ndef test_pid():\n    open('pid.txt', 'w').write(str(os.getpid()))\n")
+        select = ["tests/test_pid.py::test_pid"]
+        first = run_tests(env, ws, box, timeout=120, select=select)
+        assert first.outcomes == {"tests/test_pid.py::test_pid": "passed"}
+        (server,) = zygotes_of(box)
+        deadline = time.monotonic() + 30  # it forks the next run's child after answering
+        while len(processes_naming(str(server.dir))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        named = processes_naming(str(server.dir))
+        parked = [pid for pid in named if _parent_of(pid) in named]
+        assert len(named) == 2 and len(parked) == 1, "a server and the child it holds"
+        second = run_tests(env, ws, box, timeout=120, select=select)
+        assert second.outcomes == first.outcomes
+        assert int((ws / "pid.txt").read_text()) == parked[0], "the run was the parked child"
+        server.close(wait=5.0)
+        deadline = time.monotonic() + 30
+        while processes_naming(str(server.dir)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not processes_naming(str(server.dir)), "nothing of the server outlived it"

@@ -299,6 +299,8 @@ class Zygotes:
     def _retire(self) -> list[Zygote]:
         """Past KEEP live zygotes, the least recently used idle ones (under the lock)."""
         self._all = [z for z in self._all if not z.broken]
+        # an idle one ended from outside (its owner closed it) is no longer one
+        self._idle = {k: [z for z in zs if not z.broken] for k, zs in self._idle.items()}
         idle = sorted((z for zs in self._idle.values() for z in zs), key=lambda z: z.last_used)
         retired = []
         while len(self._all) > KEEP and idle:

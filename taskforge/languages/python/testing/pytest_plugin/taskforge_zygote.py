@@ -745,14 +745,16 @@ class _Parked:
     work, its first copied pages) took ~5 ms of each run before its job's own first line, on
     boltons; a child forked as soon as the run before it ended has done them while taskforge
     made the next workspace. It is forked from the same state a job's fork would be (this
-    process changes nothing between jobs) and does nothing before its job comes but wait:
-    then it is the job's `_child`. The end of its pipe without a job ends it."""
+    process changes nothing between jobs) and, until its job comes, only copies the pages
+    the run will write (`_copy_pages_ahead`); then it is the job's `_child`. The end of its
+    pipe without a job ends it."""
 
     def __init__(self) -> None:
         reader, self.writer = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
             os.close(self.writer)
+            _copy_pages_ahead(reader)
             job = _read_job(reader)
             if job is None:
                 os._exit(0)
@@ -777,6 +779,27 @@ class _Parked:
         os.close(self.writer)  # its read ends: it exits
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
+
+
+PAGES_AHEAD_OBJECTS = 200_000  # past this many, the rest is left to the run
+
+
+def _copy_pages_ahead(reader: int) -> None:
+    """While it waits: touch the objects a run will (every one reachable from the modules:
+    pytest's, its plugins', the standard library's), so that the pages they sit on, shared
+    with this process since the fork, are copied now rather than one fault at a time during
+    the run. It only takes references and drops them; it stops when the job comes. On
+    boltons, a run took ~6 ms less (three A/B pairs of the confirmation runs)."""
+    seen: set[int] = set()
+    stack = list(sys.modules.values())
+    while stack and len(seen) < PAGES_AHEAD_OBJECTS:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        stack.extend(gc.get_referents(obj))
+        if len(seen) % 500 == 0 and select.select([reader], [], [], 0)[0]:  # ~0.7 ms apart
+            break
 
 
 def _read_job(reader: int) -> dict | None:

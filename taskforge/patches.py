@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path, PurePosixPath
 
 from taskforge.errors import Rejected
+from taskforge.fileio import write_new
 from taskforge.model import TaskRecord
 
 REGULAR = "100644"
@@ -202,14 +203,8 @@ def _apply_plain(workspace: Path, patch: str) -> bool:
             _remove_emptied(workspace, target.parent)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
-                     0o777 if change.executable else 0o666)
-        try:
-            view = memoryview(change.new)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+        write_new(target, change.new, mode=0o777 if change.executable else 0o666,
+                  exclusive=True)
     return True
 
 

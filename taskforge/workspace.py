@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from taskforge.fileio import write_all
 from taskforge.leftovers import owned, prune_scratch
 
 SHM = Path("/dev/shm")
@@ -116,7 +117,7 @@ def _copy_bytes(reader: int, writer: int) -> None:
                 or os.lseek(writer, 0, os.SEEK_CUR) != 0:
             raise
     while chunk := os.read(reader, 1 << 20):
-        os.write(writer, chunk)
+        write_all(writer, chunk)
 
 
 @contextlib.contextmanager

@@ -43,6 +43,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from taskforge.fileio import write_all
 from taskforge.leftovers import owned
 from taskforge.model import Environment
 from taskforge.sandbox import ExecResult, Mounts, Sandbox
@@ -155,7 +156,7 @@ class Zygote:
                "report": self._inside(str(self.dir / f"report-{self._ids}.json"))}
         start = time.monotonic()
         try:
-            os.write(self._jobs, (json.dumps(job) + "\n").encode())
+            write_all(self._jobs, (json.dumps(job) + "\n").encode())
         except OSError:
             self.broken = True
             return None

@@ -1,9 +1,10 @@
 """What a candidate's private workspace costs: each way of copying a snapshot tree that keeps
 the original safe from a test rewriting a file in place (hardlinks do not), made and removed,
 on disk and in memory (/dev/shm), median of N rounds in the same run. taskforge uses
-`shutil.copytree` into /dev/shm (`taskforge/workspace.py`).
+`copy_tree` (`taskforge/workspace.py`: the system calls alone) into /dev/shm; `shutil.copytree`
+is the baseline it replaced.
 
-    python bench/workspace_copy.py [--package click==8.5.1] [--rounds 15]
+    python bench/workspace_copy.py [--packages click==8.5.1 boltons==26.2.0 ...] [--rounds 15]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from taskforge.cache import cache_root
 from taskforge.ingest import ingest
 from taskforge.model import SourceSpec
 from taskforge.sandbox import get_sandbox
+from taskforge.workspace import copy_tree
 
 
 def copytree(src: Path, dest: Path) -> None:
@@ -77,23 +79,32 @@ def measure(make: Callable[[Path, Path], None], src: Path, parent: Path,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--package", default="click==8.5.1")
+    parser.add_argument("--packages", nargs="+",
+                        default=["click==8.5.1", "boltons==26.2.0", "sqlparse==0.6.1"])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--cache", default=None)
     args = parser.parse_args()
-    source = ingest(SourceSpec(kind="pypi", location=args.package), cache=cache_root(args.cache),
-                    base_dir=Path.cwd(), sandbox=get_sandbox("none"), repeats=2, timeout=900,
-                    log=lambda m: print(f"# {m}", file=sys.stderr))
-    src = source.snapshot.root
-    files = sum(1 for p in src.rglob("*") if p.is_file())
-    print(f"{args.package}: {files} files, median of {args.rounds} rounds (make / remove, s)")
-    methods = {"copytree": copytree, "cp -a": cp_a, "tar pipe": tar_pipe, "overlayfs": overlay}
-    for where in (Path("/dev/shm"), cache_root(args.cache)):
-        for name, make in methods.items():
-            result = measure(make, src, where, args.rounds)
-            figures = result if isinstance(result, str) else \
-                f"{result[0]:.4f} / {result[1]:.4f}"
-            print(f"  {str(where)[:24]:24} {name:10} {figures}")
+    for package in args.packages:
+        source = ingest(SourceSpec(kind="pypi", location=package), cache=cache_root(args.cache),
+                        base_dir=Path.cwd(), sandbox=get_sandbox("none"), repeats=2,
+                        timeout=900, log=lambda m: print(f"# {m}", file=sys.stderr))
+        src = source.snapshot.root
+        files = sum(1 for p in src.rglob("*") if p.is_file())
+        print(f"{package}: {files} files, median of {args.rounds} rounds (make / remove, s;"
+              " make against copytree's, the baseline)")
+        methods = {"copy_tree": copy_tree, "copytree": copytree, "cp -a": cp_a,
+                   "tar pipe": tar_pipe, "overlayfs": overlay}
+        for where in (Path("/dev/shm"), cache_root(args.cache)):
+            results = {name: measure(make, src, where, args.rounds)
+                       for name, make in methods.items()}
+            base = results["copytree"]
+            for name, result in results.items():
+                if isinstance(result, str):
+                    figures = result
+                else:
+                    ratio = f"  ({base[0] / result[0]:.2f}x)" if not isinstance(base, str) else ""
+                    figures = f"{result[0]:.4f} / {result[1]:.4f}{ratio}"
+                print(f"  {str(where)[:24]:24} {name:10} {figures}")
 
 
 if __name__ == "__main__":

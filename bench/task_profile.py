@@ -35,7 +35,7 @@ STEPS = (
     ("confirmation runs", "verify/protocol.py", "label_tests"),
     ("materialize", "taskforge/materialize.py", "materialize"),
     ("  fresh git", "taskforge/gitcmd.py", "fresh_repository"),
-    ("  copy", "shutil.py", "copytree"),
+    ("  copy", "taskforge/workspace.py", "copy_tree"),
     ("  artifact walk", "taskforge/artifacts.py", "remove_artifacts"),
     ("  git apply", "taskforge/patches.py", "apply_patch"),
     ("bytecode seed", "python/testing/bytecode.py", "seed_bytecode"),

@@ -24,7 +24,7 @@ VCS_DIRS = (".git", ".hg", ".svn")
 
 
 def _is_virtualenv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").is_file()
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))  # asked of every directory
 
 
 def _holds_class_files(path: Path) -> bool:
@@ -66,10 +66,13 @@ class ArtifactRule:
     snapshot: bool = True
     description: str = ""
 
-    def matches_dir(self, parts: tuple[str, ...], path: Path | None) -> bool:
-        name = parts[-1]
-        hit = any(fnmatch.fnmatchcase(name, p) for p in self.dirs) or any(
+    def names_dir(self, parts: tuple[str, ...]) -> bool:
+        """Whether the globs match a directory at `parts`, `check` aside."""
+        return any(fnmatch.fnmatchcase(parts[-1], p) for p in self.dirs) or any(
             _suffix_matches(parts, p) for p in self.paths)
+
+    def matches_dir(self, parts: tuple[str, ...], path: Path | None) -> bool:
+        hit = self.names_dir(parts)
         if hit and self.check is not None:
             return path is not None and self.check(path)
         return hit
@@ -185,10 +188,23 @@ def git_exclude_lines() -> list[str]:
     return lines
 
 
+# The most components a rule's `paths` glob spans: what of a directory's path its name-only
+# match depends on.
+_TAIL = max((len(p.split("/")) for rule in RULES for p in rule.paths), default=1)
+
+
+@functools.lru_cache(maxsize=8192)  # a name's rules never change; every walk asks per directory
+def _named_dir_rules(tail: tuple[str, ...]) -> tuple[ArtifactRule, ...]:
+    """The rules whose globs name a directory whose path ends in `tail`, checks aside, in
+    RULES order."""
+    return tuple(rule for rule in RULES if rule.names_dir(tail))
+
+
 def match_dir(parts: tuple[str, ...], path: Path | None = None) -> ArtifactRule | None:
-    """The rule a directory (its path components, relative to the tree) falls under."""
-    for rule in RULES:
-        if rule.matches_dir(parts, path):
+    """The rule a directory (its path components, relative to the tree) falls under: the
+    first whose globs match and whose check, if it has one, holds for `path`."""
+    for rule in _named_dir_rules(parts[-_TAIL:]):
+        if rule.check is None or (path is not None and rule.check(path)):
             return rule
     return None
 
@@ -229,54 +245,57 @@ def tracked_paths(root: Path) -> frozenset[str]:
     return frozenset(found)
 
 
-def _ancestors(paths: Collection[str]) -> set[str]:
+def _ancestors(paths: Collection[str]) -> frozenset[str]:
     dirs: set[str] = set()
     for rel in paths:
-        parent = PurePosixPath(rel).parent
-        while str(parent) != ".":
-            dirs.add(str(parent))
-            parent = parent.parent
-    return dirs
+        parent, _sep, _name = rel.rpartition("/")
+        while parent and parent not in dirs:
+            dirs.add(parent)
+            parent = parent.rpartition("/")[0]
+    return frozenset(dirs)
+
+
+@functools.lru_cache(maxsize=8)  # a snapshot's tracked paths: the same set for every task
+def _kept_dirs(keep: frozenset[str]) -> frozenset[str]:
+    return _ancestors(keep)
 
 
 def remove_artifacts(root: Path, keep: Collection[str] = ()) -> dict[str, list[str]]:
     """Delete everything under `root` that a rule names, except the files in `keep` (relative
     POSIX paths); return rule -> removed relative paths. VCS directories are left to the
-    fresh-git step. Inside an artifact directory that holds kept files, the rest is removed."""
+    fresh-git step. Inside an artifact directory that holds kept files, the rest is removed.
+    (Paths as strings and one `scandir` a directory: every task's materialization walks its
+    whole tree here.)"""
     keep = frozenset(keep)
-    kept_dirs = _ancestors(keep)
+    kept_dirs = _kept_dirs(keep)
     removed: dict[str, list[str]] = {}
 
-    def drop(path: Path, rule: ArtifactRule) -> None:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
-        removed.setdefault(rule.name, []).append(path.relative_to(root).as_posix())
-
-    def walk(here: Path, inside: ArtifactRule | None) -> None:
+    def walk(here: str, prefix: str, parts: tuple[str, ...],
+             inside: ArtifactRule | None) -> None:
         try:
-            entries = sorted(os.scandir(here), key=lambda e: e.name)
+            with os.scandir(here) as listing:
+                entries = list(listing)
         except OSError:
             return
         for entry in entries:
-            path = Path(entry.path)
-            rel = path.relative_to(root).as_posix()
-            is_dir = entry.is_dir(follow_symlinks=False)
-            if is_dir and entry.name in VCS_DIRS:
-                continue
-            if is_dir:
-                rule = inside or match_dir(PurePosixPath(rel).parts, path)
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name in VCS_DIRS:
+                    continue
+                where = (*parts, entry.name)
+                rule = inside or match_dir(where, Path(entry.path))
                 if rule and rel not in kept_dirs:
-                    drop(path, rule)
+                    shutil.rmtree(entry.path)
+                    removed.setdefault(rule.name, []).append(rel)
                 else:
-                    walk(path, rule)
+                    walk(entry.path, rel + "/", where, rule)
             else:
                 rule = inside or match_file(entry.name)
                 if rule is None and entry.is_symlink():  # a link named like an artifact dir
-                    rule = match_dir(PurePosixPath(rel).parts, None)
+                    rule = match_dir((*parts, entry.name), None)
                 if rule and rel not in keep:
-                    drop(path, rule)
+                    os.unlink(entry.path)
+                    removed.setdefault(rule.name, []).append(rel)
 
-    walk(root, None)
+    walk(os.fspath(root), "", (), None)
     return {k: sorted(v) for k, v in sorted(removed.items())}

@@ -3,14 +3,20 @@ and leaves ordinary source files alone."""
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
+import itertools
 import os
-from pathlib import Path
+import shutil
+import tempfile
+from pathlib import Path, PurePosixPath
 
 import pytest
 
 from taskforge.artifacts import (
     RULES,
     git_exclude_lines,
+    match_dir,
     remove_artifacts,
     rule_for,
     rule_for_path,
@@ -193,3 +199,131 @@ def test_sanitize_workspace_reports_and_commits(tmp_path: Path) -> None:
     assert removed == {"leak-scan": ["lib/x.jar"], "python-bytecode": ["pkg/__pycache__"],
                        "version-control": ["vendor/dep/.git"]}
     assert (tmp_path / ".git/HEAD").is_file()
+
+
+def _rule_of_dir_as_written_first(parts: tuple[str, ...], path: Path | None):
+    for rule in RULES:
+        hit = any(fnmatch.fnmatchcase(parts[-1], p) for p in rule.dirs) or any(
+            len(parts) >= len(p.split("/")) and all(
+                fnmatch.fnmatchcase(a, b)
+                for a, b in zip(parts[-len(p.split("/")):], p.split("/"), strict=True))
+            for p in rule.paths)
+        if hit and (rule.check is None or (path is not None and rule.check(path))):
+            return rule
+    return None
+
+
+def _remove_artifacts_as_written_first(root: Path, keep: frozenset[str]) -> dict[str, list[str]]:
+    """`remove_artifacts` as it was first written (pathlib throughout, each rule asked in
+    turn): the reference its faster walk must agree with."""
+    kept_dirs: set[str] = set()
+    for rel in keep:
+        parent = PurePosixPath(rel).parent
+        while str(parent) != ".":
+            kept_dirs.add(str(parent))
+            parent = parent.parent
+    removed: dict[str, list[str]] = {}
+
+    def rule_of_file(name: str):
+        return next((r for r in RULES if any(fnmatch.fnmatchcase(name, p) for p in r.files)),
+                    None)
+
+    def drop(path: Path, rule) -> None:
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        removed.setdefault(rule.name, []).append(path.relative_to(root).as_posix())
+
+    def walk(here: Path, inside) -> None:
+        for entry in sorted(os.scandir(here), key=lambda e: e.name):
+            path = Path(entry.path)
+            rel = path.relative_to(root).as_posix()
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name in (".git", ".hg", ".svn"):
+                    continue
+                rule = inside or _rule_of_dir_as_written_first(PurePosixPath(rel).parts, path)
+                if rule and rel not in kept_dirs:
+                    drop(path, rule)
+                else:
+                    walk(path, rule)
+            else:
+                rule = inside or rule_of_file(entry.name)
+                if rule is None and entry.is_symlink():
+                    rule = _rule_of_dir_as_written_first(PurePosixPath(rel).parts, None)
+                if rule and rel not in keep:
+                    drop(path, rule)
+
+    walk(root, None)
+    return {k: sorted(v) for k, v in sorted(removed.items())}
+
+
+# Names that rules match by name, by place (`node_modules/.cache`) or by what a directory
+# holds (a pyvenv.cfg, class files, Sphinx's markers), and names no rule matches.
+_DIR_NAMES = ["pkg", "src", "build", "lib", "node_modules", ".cache", "_modules", "bin", "venv",
+              "env", "html", "_static", "__pycache__", "out", "target", "docs", ".git"]
+_FILE_NAMES = ["mod.py", "x.pyc", "A.class", "pyvenv.cfg", "index.html", "objects.inv",
+               "app.js.map", "notes.txt", "pkg-1.0.tar.gz", "tags", "a.jar", ".coverage"]
+
+
+def _random_tree(root: Path, rng) -> list[str]:
+    files: list[str] = []
+    for _ in range(rng.randint(5, 40)):
+        depth = rng.randint(0, 4)
+        rel = "/".join([*(rng.choice(_DIR_NAMES) for _ in range(depth)), rng.choice(_FILE_NAMES)])
+        path = root / rel
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(rel)
+        except (FileExistsError, NotADirectoryError, IsADirectoryError):
+            continue  # a file where the path needs a directory, or the reverse
+        files.append(rel)
+    for _ in range(rng.randint(0, 3)):  # an empty directory, and links to a file and a dir
+        (root / rng.choice(_DIR_NAMES) / rng.choice(_DIR_NAMES)).mkdir(parents=True,
+                                                                       exist_ok=True)
+    with contextlib.suppress(OSError):
+        os.symlink("mod.py", root / rng.choice(_DIR_NAMES + _FILE_NAMES))
+    with contextlib.suppress(OSError):
+        os.symlink(".", root / "pkg" / rng.choice(_DIR_NAMES))
+    return sorted(set(files))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_walk_agrees_with_the_rules_asked_one_by_one(tmp_path: Path, seed: int) -> None:
+    """On random trees of names the rules match by name, place and content (nested, kept,
+    linked, empty), `remove_artifacts` removes exactly what the first, plain walk removed,
+    and leaves the same tree. Its control: the trees are not all left alone."""
+    import random
+
+    rng = random.Random(seed)
+    original = tmp_path / "original"
+    files = _random_tree(original, rng)
+    keep = frozenset(rng.sample(files, rng.randint(0, len(files))))
+    trees = {}
+    for name, remove in (("fast", remove_artifacts),
+                         ("reference", _remove_artifacts_as_written_first)):
+        tree = tmp_path / name
+        shutil.copytree(original, tree, symlinks=True)
+        trees[name] = (remove(tree, keep), sorted(
+            os.path.relpath(os.path.join(d, n), tree)
+            for d, dirs, names in os.walk(tree) for n in dirs + names))
+    assert trees["fast"] == trees["reference"]
+
+
+def test_the_random_trees_hold_artifacts() -> None:
+    """The differential test above is no test if its trees never hold an artifact."""
+    import random
+
+    found = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        with tempfile.TemporaryDirectory() as scratch:
+            files = _random_tree(Path(scratch), rng)
+            found += bool(remove_artifacts(Path(scratch), frozenset()))
+            assert files
+    assert found >= 30
+
+
+def test_a_directory_s_rule_is_the_rules_asked_one_by_one() -> None:
+    """`match_dir` by name and place alone (`node_modules/.cache` spans two components),
+    against the rules asked in turn, for every path of up to three of the names above."""
+    for depth in (1, 2, 3):
+        for parts in itertools.product([*_DIR_NAMES, "a"], repeat=depth):
+            assert match_dir(parts) == _rule_of_dir_as_written_first(parts, None), parts

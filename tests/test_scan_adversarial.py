@@ -601,6 +601,27 @@ def test_a_pending_scan_judges_the_workspace_as_it_was_read(task: Task, tmp_path
         "leak:workspace", "pkg/written_later.py")
 
 
+def test_a_pending_scan_finds_what_the_workspace_held_when_read(task: Task,
+                                                                tmp_path: Path) -> None:
+    """The workspace's bytes are read when the scan begins and searched on its thread while
+    the tests run: a copy of the deleted code there is a leak though a test run removes the
+    file, or writes it over, before the verdict (the agent's workspace, made afresh, holds
+    it)."""
+    env = make_env(tmp_path)
+    for undo in ("remove", "rewrite"):
+        copy = task.ws / "pkg/scores_copy.py"
+        copy.write_text(ORIGINAL)
+        with PendingScan(task.ws, env, task.fingerprints, task.keep) as pending, \
+                pytest.raises(Rejected) as err:
+            copy.unlink() if undo == "remove" else copy.write_text("SCORES = {}\n")
+            pending.finish()
+        assert (err.value.reason, err.value.detail.split(":")[0]) == (
+            "leak:workspace", "pkg/scores_copy.py"), undo
+        # positive control: a scan that read the workspace after the run is fooled
+        assert sanitize_and_scan(task.ws, env, task.fingerprints,
+                                 task.keep)["leak_scan"]["clean"] is True
+
+
 def test_a_pending_scan_gives_the_environment_s_verdict(task: Task, tmp_path: Path) -> None:
     """The environment, searched on the scan's thread, still decides: a copy there rejects
     when the verdict is asked for, or when the caller is rejected meanwhile; and

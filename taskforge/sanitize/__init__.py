@@ -178,13 +178,15 @@ def _searches(change: int) -> None:
 
 
 class PendingScan:
-    """`sanitize_and_scan` begun: the workspace is sanitized and read at once, the
-    environment's index searched on a thread of its own; `finish` gives the verdict.
+    """`sanitize_and_scan` begun: the workspace is sanitized and read at once; the bytes
+    read and the environment's index are searched on a thread of its own; `finish` gives
+    the verdict.
 
     Between the two the workspace may change (its hidden tests restored, tests run in it:
-    `finish` never reads it again unless a hit must be removed), while the environment's
-    search, most of a scan where the environment is large, takes the time of those runs
-    instead of adding to it. Use as a context manager: leaving it waits for the thread."""
+    `finish` never reads it again unless a hit must be removed), while the search, most of
+    a scan (the environment's, where it is large; the workspace's bytes as read, where it
+    is not), takes the time of those runs instead of adding to it. Use as a context
+    manager: leaving it waits for the thread."""
 
     def __init__(self, workspace: Path, env_dir: Path | None, fingerprints: Fingerprints,
                  keep: Collection[str] = (), *,
@@ -214,7 +216,7 @@ class PendingScan:
 
     def _search(self) -> None:
         try:
-            self._scanner.search_indexed()
+            self._scanner.search_rest()
         except BaseException as e:  # raised where the verdict is asked for
             self._failed = e
         finally:

@@ -200,6 +200,7 @@ class Scanner:
         self.stats = ScanStats()
         self.hits: set[Hit] = set()
         self._indexed: list[tuple[int, list[Path]]] = []  # what `walk` left to an index
+        self._unsearched: _Batch | None = None  # what `walk` read last, left to `search_rest`
 
     # -- searching ------------------------------------------------------------------------
     def search_alone(self, label: Label, data: bytes, roots: list[Path]) -> None:
@@ -302,26 +303,34 @@ class Scanner:
     def scan(self, roots: Iterable[Path], indexed: Collection[Path] = ()) -> list[Hit]:
         """Every hit under `roots`; those in `indexed` are searched in their index."""
         self.walk(roots, indexed)
-        self.search_indexed()
+        self.search_rest()
         return sorted(self.hits)
 
     def walk(self, roots: Iterable[Path], indexed: Collection[Path] = (),
              skip: Collection[str] = ()) -> None:
         """`scan`'s first half: the roots not in `indexed`, read now (afterwards they may
-        change: `search_indexed` does not read them again), but for the names `skip` at the
-        top of each."""
+        change: `search_rest` does not read them again), but for the names `skip` at the
+        top of each. The last batch of what it read (all of it, in a tree of less than
+        BATCH_BYTES) is searched by `search_rest`: a task's scan runs that on a thread of its
+        own while its tests run (`PendingScan`); searching boltons' workspace where it was
+        read kept its confirmation run waiting ~3 ms more."""
         roots = [Path(r) for r in roots]
         from_index = {os.path.realpath(r) for r in indexed}
         walked = [i for i, r in enumerate(roots) if os.path.realpath(r) not in from_index]
         walker = Walker(lambda index, rel: self._context(index, rel, roots))
-        batch = _Batch(self, roots)
-        walker.walk(roots, walked, batch, skip)
-        batch.flush()
+        if self._unsearched is not None:  # an earlier walk's, not searched yet
+            self._unsearched.flush()
+        self._unsearched = _Batch(self, roots)
+        walker.walk(roots, walked, self._unsearched, skip)
         self.stats = walker.stats
         self._indexed = [(i, roots) for i in range(len(roots)) if i not in walked]
 
-    def search_indexed(self) -> None:
-        """`scan`'s second half: the roots `walk` left to their index, searched there."""
+    def search_rest(self) -> None:
+        """`scan`'s second half: what `walk` read and left unsearched (the bytes as it read
+        them), and the roots it left to their index, searched there."""
+        if self._unsearched is not None:
+            self._unsearched.flush()
+            self._unsearched = None
         for i, roots in self._indexed:
             self.search_index(i, tree_index(roots[i]), roots)
         self._indexed = []

@@ -113,6 +113,46 @@ def test_verification_bytecode_is_used_and_never_stands_in_for_a_changed_file(
     bytecode_module._kept_tree.cache_clear()
 
 
+def test_a_run_s_test_modules_alone_get_their_bytecode(tmp_path: Path, tf_cache: Path) -> None:
+    """Given the files of the tests its runs will run, a workspace gets the rewritten
+    bytecode of those test modules only (every source module's still, and the conftest's):
+    pytest uses it for them, and a test module run all the same without its bytecode is
+    rewritten from its source and runs as it would have."""
+    root = make_project(tmp_path, {
+        "pyproject.toml": setuptools_pyproject("calc", "1.0"),
+        "calc/__init__.py": "",
+        "calc/ops.py": "def answer():\n    return 41\n",
+        "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef base():\n    return 1\n",
+        "tests/test_ops.py": "from calc.ops import answer\n\n\ndef test_answer():\n"
+                             "    assert answer() == 41\n",
+        "tests/test_more.py": "from calc.ops import answer\n\n\ndef test_more(base):\n"
+                              "    assert answer() + base == 42\n",
+    })
+    box = get_sandbox("none")
+    source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,
+                    base_dir=root.parent, sandbox=box, repeats=1, timeout=120)
+    bytecode = snapshot_bytecode(source.snapshot,
+                                 Runner(source.language, source.env, box, 120, cache=tf_cache))
+    pycs = sorted(p.relative_to(bytecode).as_posix() for p in bytecode.rglob("*.pyc"))
+    more = [p for p in pycs if p.startswith("tests/__pycache__/test_more.")]
+    assert any("-pytest-" in p for p in more)  # the control: there is one to leave out
+    workspace = tmp_path / "ws" / "workspace"
+    shutil.copytree(source.snapshot.root, workspace)
+    assert seed_bytecode(workspace, bytecode, changed=(),
+                         run_files={"tests/test_ops.py"}) == len(pycs) - len(more)
+    seeded = sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*.pyc"))
+    assert seeded == [p for p in pycs if p not in more]
+    assert any(p.startswith("tests/__pycache__/conftest.") for p in seeded)
+    debug = tmp_path / "pytest-debug.log"
+    proc = run(source, workspace, "-p", "no:cacheprovider", f"--debug={debug}", "-q",
+               "tests/test_ops.py", "tests/test_more.py")
+    assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout
+    lines = debug.read_text().splitlines()
+    assert any("found cached rewritten pyc" in ln and "test_ops" in ln for ln in lines)
+    assert any("rewriting" in ln and "test_more.py" in ln for ln in lines)  # anew
+    assert not any("found cached rewritten pyc" in ln and "test_more" in ln for ln in lines)
+
+
 def test_environment_packages_are_compiled(tmp_path: Path, tf_cache: Path) -> None:
     root = project(tmp_path)
     source = ingest(SourceSpec(kind="path", location=str(root)), cache=tf_cache,

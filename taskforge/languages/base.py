@@ -282,9 +282,11 @@ class Language(abc.ABC):
         return None
 
     def set_up_workspace(self, workspace: Path, snapshot: Snapshot, changed: Collection[str],
-                         runner: Runner) -> None:
+                         runner: Runner, tests: Collection[str] | None = None) -> None:
         """Make a materialized task workspace ready for verification runs (no agent sees it;
-        `changed`: the files the deletion changed): nothing by default."""
+        `changed`: the files the deletion changed; `tests`: the ids of every test its runs
+        will run, where known, so that only what they need is readied): nothing by
+        default."""
         return None
 
     # -- files and grading -----------------------------------------------------------------

@@ -461,7 +461,9 @@ class Verifier:
                                           source.env.venv, fingerprints)
                 scan_seconds = time.monotonic() - scan_started
                 restore_tests(workspace, test_patch, source.snapshot.root)
-                language.set_up_workspace(workspace, source.snapshot, set(originals), runner)
+                # (the tests it will run: all of them where the collection is checked)
+                language.set_up_workspace(workspace, source.snapshot, set(originals), runner,
+                                          tests=None if candidate.import_time else tests)
             else:
                 workspace = self.workspace(deletion_patch, set(originals),
                                            scratch / "workspace")

@@ -154,12 +154,13 @@ class PythonLanguage(Language):
         return code_key(workspace, paths)
 
     def set_up_workspace(self, workspace: Path, snapshot: Snapshot, changed: Collection[str],
-                         runner: Runner) -> None:
+                         runner: Runner, tests: Collection[str] | None = None) -> None:
         # The snapshot's bytecode for the files the deletion left alone (testing/bytecode.py):
         # the tests' imports then cost what they cost in the baseline.
         from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode
 
-        seed_bytecode(workspace, snapshot_bytecode(snapshot, runner), changed)
+        seed_bytecode(workspace, snapshot_bytecode(snapshot, runner), changed,
+                      None if tests is None else {t.split("::", 1)[0] for t in tests})
 
     # -- files and grading -----------------------------------------------------------------
 

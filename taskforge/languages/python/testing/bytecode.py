@@ -73,9 +73,10 @@ def seed_bytecode(workspace: Path, bytecode: Path, changed: Collection[str],
     """Copy the bytecode of every file but the `changed` ones (relative POSIX paths) into
     `workspace`; returns how many files were copied. Copies, not links: a test that
     rewrites a file in place must not change the cache. Given `run_files` (the files of
-    every test the runs will run), a test module's (`test_*.py`, `*_test.py`) rewritten
-    bytecode is copied only for those: pytest imports no other (and one imported all the
-    same is rewritten from its source, as it would be without any bytecode). Test modules
+    every test the runs will run), a test module's (`test_*.py`, `*_test.py`) bytecode,
+    pytest's rewritten and the plain, is copied only for those: pytest imports no other
+    (and one imported all the same is rewritten from its source, as it would be without
+    any bytecode). Test modules
     are most of a tree's bytecode (55-65% of the bytes of the six bench packages'): a
     boltons task's seeding took 4.1-6.1 ms with all of it, 1.0 with its own (medians, two
     A/B pairs)."""

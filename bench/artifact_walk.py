@@ -10,12 +10,12 @@ walk it replaced), in the same run, alternating.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,14 +35,9 @@ def at_commit(commit: str) -> Callable:
     text = subprocess.run(["git", "show", f"{commit}:taskforge/artifacts.py"], check=True,
                           capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parent).stdout
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(text)
-    spec = importlib.util.spec_from_file_location(f"artifacts_at_{commit}", f.name)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look themselves up there
-    spec.loader.exec_module(module)
-    Path(f.name).unlink()
+    module = types.ModuleType(f"artifacts_at_{commit}")
+    sys.modules[module.__name__] = module  # its dataclasses look themselves up there
+    exec(compile(text, f"{commit}:taskforge/artifacts.py", "exec"), module.__dict__)
     return module.remove_artifacts
 
 

@@ -114,8 +114,8 @@ def test_verification_bytecode_is_used_and_never_stands_in_for_a_changed_file(
 
 
 def test_a_run_s_test_modules_alone_get_their_bytecode(tmp_path: Path, tf_cache: Path) -> None:
-    """Given the files of the tests its runs will run, a workspace gets the rewritten
-    bytecode of those test modules only (every source module's still, and the conftest's):
+    """Given the files of the tests its runs will run, a workspace gets the bytecode of
+    those test modules only (every source module's still, and the conftest's):
     pytest uses it for them, and a test module run all the same without its bytecode is
     rewritten from its source and runs as it would have."""
     root = make_project(tmp_path, {

@@ -7,8 +7,8 @@ import contextlib
 import fnmatch
 import itertools
 import os
+import random
 import shutil
-import tempfile
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -263,8 +263,10 @@ _FILE_NAMES = ["mod.py", "x.pyc", "A.class", "pyvenv.cfg", "index.html", "object
                "app.js.map", "notes.txt", "pkg-1.0.tar.gz", "tags", "a.jar", ".coverage"]
 
 
-def _random_tree(root: Path, rng) -> list[str]:
-    files: list[str] = []
+def _random_case(root: Path, seed: int) -> frozenset[str]:
+    """A random tree at `root` and the files of it to keep (the same for the same seed)."""
+    rng = random.Random(seed)
+    files: set[str] = set()
     for _ in range(rng.randint(5, 40)):
         depth = rng.randint(0, 4)
         rel = "/".join([*(rng.choice(_DIR_NAMES) for _ in range(depth)), rng.choice(_FILE_NAMES)])
@@ -274,7 +276,7 @@ def _random_tree(root: Path, rng) -> list[str]:
             path.write_text(rel)
         except (FileExistsError, NotADirectoryError, IsADirectoryError):
             continue  # a file where the path needs a directory, or the reverse
-        files.append(rel)
+        files.add(rel)
     for _ in range(rng.randint(0, 3)):  # an empty directory, and links to a file and a dir
         (root / rng.choice(_DIR_NAMES) / rng.choice(_DIR_NAMES)).mkdir(parents=True,
                                                                        exist_ok=True)
@@ -282,43 +284,36 @@ def _random_tree(root: Path, rng) -> list[str]:
         os.symlink("mod.py", root / rng.choice(_DIR_NAMES + _FILE_NAMES))
     with contextlib.suppress(OSError):
         os.symlink(".", root / "pkg" / rng.choice(_DIR_NAMES))
-    return sorted(set(files))
+    return frozenset(rng.sample(sorted(files), rng.randint(0, len(files))))
+
+
+def _walked(remove, original: Path, tree: Path, keep: frozenset[str]):
+    """What `remove` removes from a copy of `original` at `tree`, and what it leaves."""
+    shutil.copytree(original, tree, symlinks=True)
+    return remove(tree, keep), sorted(os.path.relpath(os.path.join(d, n), tree)
+                                      for d, dirs, names in os.walk(tree) for n in dirs + names)
 
 
 @pytest.mark.parametrize("seed", range(60))
 def test_the_walk_agrees_with_the_rules_asked_one_by_one(tmp_path: Path, seed: int) -> None:
     """On random trees of names the rules match by name, place and content (nested, kept,
     linked, empty), `remove_artifacts` removes exactly what the first, plain walk removed,
-    and leaves the same tree. Its control: the trees are not all left alone."""
-    import random
-
-    rng = random.Random(seed)
-    original = tmp_path / "original"
-    files = _random_tree(original, rng)
-    keep = frozenset(rng.sample(files, rng.randint(0, len(files))))
-    trees = {}
-    for name, remove in (("fast", remove_artifacts),
-                         ("reference", _remove_artifacts_as_written_first)):
-        tree = tmp_path / name
-        shutil.copytree(original, tree, symlinks=True)
-        trees[name] = (remove(tree, keep), sorted(
-            os.path.relpath(os.path.join(d, n), tree)
-            for d, dirs, names in os.walk(tree) for n in dirs + names))
-    assert trees["fast"] == trees["reference"]
+    and leaves the same tree (that the trees hold artifacts at all: the test below)."""
+    keep = _random_case(tmp_path / "original", seed)
+    assert _walked(remove_artifacts, tmp_path / "original", tmp_path / "fast", keep) \
+        == _walked(_remove_artifacts_as_written_first, tmp_path / "original",
+                   tmp_path / "reference", keep)
 
 
-def test_the_random_trees_hold_artifacts() -> None:
-    """The differential test above is no test if its trees never hold an artifact."""
-    import random
-
-    found = 0
+def test_the_random_trees_hold_artifacts(tmp_path: Path) -> None:
+    """The differential test above is no test if its cases remove nothing: most do."""
+    removing = 0
     for seed in range(60):
-        rng = random.Random(seed)
-        with tempfile.TemporaryDirectory() as scratch:
-            files = _random_tree(Path(scratch), rng)
-            found += bool(remove_artifacts(Path(scratch), frozenset()))
-            assert files
-    assert found >= 30
+        keep = _random_case(tmp_path / f"original-{seed}", seed)
+        removed, _left = _walked(remove_artifacts, tmp_path / f"original-{seed}",
+                                 tmp_path / f"walked-{seed}", keep)
+        removing += bool(removed)
+    assert removing >= 30
 
 
 def test_a_directory_s_rule_is_the_rules_asked_one_by_one() -> None:

@@ -16,6 +16,7 @@ bytecode of the original, however its time stamps are set.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import shutil
@@ -26,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from taskforge.cache import build_once, digest
 from taskforge.fileio import write_new
 from taskforge.languages.base import Runner
+from taskforge.languages.python.files import DEFAULT_TEST_FILES
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.model import Snapshot
 from taskforge.workspace import scratch_copy
@@ -73,7 +75,7 @@ def seed_bytecode(workspace: Path, bytecode: Path, changed: Collection[str],
     """Copy the bytecode of every file but the `changed` ones (relative POSIX paths) into
     `workspace`; returns how many files were copied. Copies, not links: a test that
     rewrites a file in place must not change the cache. Given `run_files` (the files of
-    every test the runs will run), a test module's (`test_*.py`, `*_test.py`) bytecode,
+    every test the runs will run), a test module's (pytest's `DEFAULT_TEST_FILES`) bytecode,
     pytest's rewritten and the plain, is copied only for those: pytest imports no other
     (and one imported all the same is rewritten from its source, as it would be without
     any bytecode). Test modules
@@ -89,7 +91,7 @@ def seed_bytecode(workspace: Path, bytecode: Path, changed: Collection[str],
     root = os.fspath(workspace)
     for pyc, source, data in files:
         if source in changed or (run_files is not None and source not in run_files
-                                 and _is_test_module(source)):
+                                 and _is_test_module(source.rsplit("/", 1)[-1])):
             continue
         if pyc.parent not in made:
             (workspace / pyc.parent).mkdir(parents=True, exist_ok=True)
@@ -118,9 +120,8 @@ def _kept_tree(bytecode: str) -> tuple[tuple[PurePosixPath, str, bytes], ...] | 
     return tuple((pyc, source_of(pyc), (root / pyc).read_bytes()) for pyc in files)
 
 
-def _is_test_module(source: str) -> bool:
-    name = source.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py")
+def _is_test_module(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in DEFAULT_TEST_FILES)
 
 
 def source_of(pyc: PurePosixPath) -> str:

@@ -8,7 +8,8 @@ part of the cost). One package after another, one worker, in one run:
 
 - targeted: taskforge's pipeline as `generate` runs it (the forking screen over the covering
   tests, then `make_task`: the confirmation's fresh runs on the materialized workspace, the
-  leak scan, the record);
+  leak scan, the record); as there, the screen's warm process (`Language.warm_up`) starts
+  while the candidates are found, which is not timed;
 - whole-suite: the peers' method, one fresh process running every test per candidate in the
   task state, `repeats` times (materialization included).
 
@@ -481,6 +482,8 @@ def measure_package(package: str, args: argparse.Namespace, cache: Path, box: Sa
     """Every figure of one package, printed; the final table's row returned."""
     source = ingest(SourceSpec(kind="pypi", location=package), cache=cache, base_dir=Path.cwd(),
                     sandbox=box, repeats=args.repeats, timeout=900, log=log)
+    # As `generate` does: the screen's warm process starts while the candidates are found.
+    source.language.warm_up(source.env, box, cache)
     chosen, found = choose_candidates(source, args.strategies, args.candidates)
     if not chosen:
         raise UserError(f"{package}: no candidate")

@@ -194,7 +194,12 @@ def _generate_claimed(run: _Run, out_dir: Path, shard: tuple[int, int], *, limit
     plan: list[tuple[IngestedSource, int, list[Candidate]]] = []
     funnel: Counter[str] = Counter()
     shard_candidates: list[str] = []  # the strategy of each candidate counted in this shard
-    for source in sources:
+    for index, source in enumerate(sources):
+        if index == 0 and run.pool.name == "local":
+            # The first source's screen starts with its servers' warm processes: started
+            # now, that overlaps finding its candidates. (Sources verified later start theirs
+            # when they come, and a remote pool's workers their own.)
+            source.language.warm_up(source.env, run.box, run.cache, run.pool.workers)
         # The recipe's strategies this source's language has (a strategy another language
         # alone registers finds nothing here).
         found = [c for name in recipe.strategies if (s := source.language.strategy(name))

@@ -16,6 +16,7 @@ from conftest import REPO_ROOT, apply_patch, git, make_project, run_cli, write_r
 import taskforge
 from taskforge.cache import build_digest
 from taskforge.generate import Summary
+from taskforge.languages.python.testing import zygote
 from taskforge.store.shards import strip_timing
 
 # End to end: generate, verify, grade on the sample repositories:
@@ -328,7 +329,12 @@ def test_manifest_lists_the_shard_with_its_sha256(out: Path, records: list[dict]
 def test_second_run_gives_the_same_tasks(recipe: Path, out: Path, tf_cache: Path,
                                          tmp_path: Path) -> None:
     again = tmp_path / "out"
+    before = set(zygote.ZYGOTES._all)
     taskforge.generate(recipe, out=again, cache=tf_cache)
+    # Its screen's server ran on the warm process started while the candidates were found
+    # (`Language.warm_up`: one for its one worker), not on one started when it came.
+    ahead = [z for z in zygote.ZYGOTES._all if z not in before and z.ahead]
+    assert len(ahead) == 1 and ahead[0]._ids >= 1
     first = (out / SHARD).read_text().splitlines()
     second = (again / SHARD).read_text().splitlines()
     assert [json.loads(x)["instance_id"] for x in first] == \

@@ -20,6 +20,7 @@ import pytest
 from conftest import make_project, setuptools_pyproject
 from test_sandbox import require
 
+from taskforge.languages import language_named
 from taskforge.languages.python.env import build_environment, detect_spec
 from taskforge.languages.python.testing import zygote
 from taskforge.languages.python.testing.runner import PLUGIN_DIR, run_tests
@@ -254,6 +255,51 @@ def test_past_the_cap_the_least_recently_used_zygote_ends(project: tuple[Path, E
         run_tests(env, scratch / "ws", second_box, timeout=120)
     assert first[0].broken, "the older idle zygote was ended"
     assert len(zygote.ZYGOTES._all) == 1
+
+
+def test_a_zygote_started_ahead_serves_the_first_runs(project: tuple[Path, Environment]
+                                                      ) -> None:
+    """`warm_up` starts, in the background, the zygotes the first runs would start: a run that
+    comes while one is still starting waits for it and runs there, so no run starts a second
+    (without the wait, this first run would start its own beside it: two zygotes); asking
+    again for as many as are there or starting starts none."""
+    tree, env = project
+    box = require("none")
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    with warm_dir(cache, prefix="test-") as scratch:
+        shutil.copytree(tree, scratch / "ws")
+        language_named("python").warm_up(env, box, cache, runs=1)
+        before = jobs_done()
+        run = run_tests(env, scratch / "ws", box, timeout=120, select=[next(iter(EXPECTED))])
+        assert run.outcomes == {next(iter(EXPECTED)): "passed"}
+        assert jobs_done() == before + 1, "the run went to a zygote"
+        (server,) = zygotes_of(box)
+        assert server._ids == 1, "the zygote started ahead served the first run"
+        language_named("python").warm_up(env, box, cache, runs=1)  # one is idle: nothing to start
+        language_named("python").warm_up(env, box, cache, runs=2)  # one more, for a second worker
+        deadline = time.monotonic() + 120
+        while len(zygotes_of(box)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(zygotes_of(box)) == 2 and not any(zygote.ZYGOTES._prestarting.values())
+
+
+def test_nothing_starts_ahead_where_runs_do_not_go_warm(project: tuple[Path, Environment],
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """Warm runs turned off, or a test command a zygote cannot run (not `pytest`): `warm_up`
+    starts nothing (it decides before it returns; the control starts one)."""
+    tree, env = project
+    box = require("none")
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    other = dataclasses.replace(env, spec=dataclasses.replace(
+        env.spec, test_command=("python", "-m", "unittest")))
+    language_named("python").warm_up(other, box, cache)
+    monkeypatch.setenv("TASKFORGE_WARM_RUNS", "0")
+    language_named("python").warm_up(env, box, cache)
+    assert not zygotes_of(box) and not any(zygote.ZYGOTES._prestarting.values())
+    monkeypatch.setenv("TASKFORGE_WARM_RUNS", "1")
+    language_named("python").warm_up(env, box, cache)  # the control
+    assert any(zygote.ZYGOTES._prestarting.values()) or zygotes_of(box)
 
 
 def test_a_forked_process_starts_its_own_and_leaves_the_parents(

@@ -176,6 +176,9 @@ class Runner:
     def collect(self, workspace: Path) -> set[str]:
         return self.language.collect(self.env, workspace, self.sandbox, timeout=self.timeout)
 
+    def warm_up(self, runs: int = 1) -> None:
+        self.language.warm_up(self.env, self.sandbox, self.cache, runs)
+
 
 class Language(abc.ABC):
     """One language's answers. Instances hold no state: one per process is enough."""
@@ -236,6 +239,14 @@ class Language(abc.ABC):
                 timeout: float) -> set[str]:
         """The test ids that collect (load) in `workspace`, plus `<...>` markers for files
         that fail to load: what a deletion that breaks module loading changes."""
+
+    def warm_up(self, env: Environment, sandbox: Sandbox, cache: Path, runs: int = 1) -> None:
+        """Start, in the background, what the first `runs` verification runs at once of
+        `env` in `cache`'s scratch place would each start first (Python: a warm process,
+        `testing/zygote.py`), so that it is ready when they come; the caller meanwhile does
+        other work (finding the candidates). Only a start moves earlier: what any run does
+        is unchanged. Nothing by default."""
+        return None
 
     @abc.abstractmethod
     def baseline(self, snapshot: Snapshot, runner: Runner, *, repeats: int,

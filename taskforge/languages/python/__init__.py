@@ -105,6 +105,11 @@ class PythonLanguage(Language):
 
         return collected_ids(workspace, env, sandbox, timeout=timeout)
 
+    def warm_up(self, env: Environment, sandbox: Sandbox, cache: Path, runs: int = 1) -> None:
+        from taskforge.languages.python.testing.runner import warm_up
+
+        warm_up(env, sandbox, cache, runs)
+
     def baseline(self, snapshot: Snapshot, runner: Runner, *, repeats: int,
                  test_timeout: float) -> Baseline:
         from taskforge.languages.python.testing.baseline import run_baseline

@@ -14,7 +14,7 @@ from taskforge.languages.python.testing.testmap import MapProbe
 from taskforge.leftovers import owned
 from taskforge.model import STATE_UNKNOWN, Environment, TestRun
 from taskforge.sandbox import ExecResult, Mounts, Sandbox
-from taskforge.workspace import scratch_dir_for, warm_root_of
+from taskforge.workspace import scratch_dir_for, warm_root, warm_root_of
 
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 PLUGIN = "taskforge_pytest_plugin"
@@ -134,17 +134,37 @@ def _warm_run(env: Environment, sandbox: Sandbox, root: Path, argv: list[str], w
               env_modules: bool = False, outputs: Sequence[Path] = ()) -> ExecResult | None:
     """`argv` (`python -m pytest ...`) run by a zygote of `env` that sees `root`; None when
     that cannot be (another runner command, no zygote): the caller runs it fresh."""
-    python = str(env.venv / "bin" / "python")
-    if argv[:3] != [python, "-m", "pytest"]:
+    if argv[:3] != _warm_command(env):
         return None
+    start, mounts = _zygote_start(env, root)
+    return zygote.ZYGOTES.run(env, sandbox, root, mounts, start, argv[3:], cwd=workspace,
+                              variables=variables, timeout=timeout, log=results / "output.log",
+                              env_modules=env_modules, outputs=outputs)
+
+
+def _warm_command(env: Environment) -> list[str]:
+    """What a run's command starts with where a zygote can run it."""
+    return [str(env.venv / "bin" / "python"), "-m", "pytest"]
+
+
+def _zygote_start(env: Environment, root: Path) -> tuple[dict[str, str], Mounts]:
+    """The variables and mounts a zygote of `env` under the warm root `root` starts with."""
     home = root / "zygote-home"
     home.mkdir(exist_ok=True)
     start = environment_variables(env, root, home)
     start["PYTHONPATH"] = str(PLUGIN_DIR)  # a run adds its workspace's roots itself
-    mounts = Mounts(readonly=(env.venv, PLUGIN_DIR, SUBPROCESS_COVERAGE_DIR), writable=(root,))
-    return zygote.ZYGOTES.run(env, sandbox, root, mounts, start, argv[3:], cwd=workspace,
-                              variables=variables, timeout=timeout, log=results / "output.log",
-                              env_modules=env_modules, outputs=outputs)
+    return start, Mounts(readonly=(env.venv, PLUGIN_DIR, SUBPROCESS_COVERAGE_DIR),
+                         writable=(root,))
+
+
+def warm_up(env: Environment, sandbox: Sandbox, cache: Path, runs: int = 1) -> None:
+    """Start, in the background, the zygotes that the first `runs` runs at once under
+    `cache`'s warm root (the screen's servers, then the confirmations) would otherwise start
+    themselves (`zygote.Zygotes.prestart`). Nothing where runs do not go warm."""
+    if zygote.enabled() and test_argv(env)[:3] == _warm_command(env):
+        root = warm_root(cache)
+        start, mounts = _zygote_start(env, root)
+        zygote.ZYGOTES.prestart(env, sandbox, root, mounts, start, count=runs)
 
 
 def environment_variables(env: Environment, workspace: Path, home: Path) -> dict[str, str]:

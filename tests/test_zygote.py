@@ -260,9 +260,9 @@ def test_past_the_cap_the_least_recently_used_zygote_ends(project: tuple[Path, E
 def test_a_zygote_started_ahead_serves_the_first_runs(project: tuple[Path, Environment]
                                                       ) -> None:
     """`warm_up` starts, in the background, the zygotes the first runs would start: a run that
-    comes while one is still starting waits for it and runs there, so no run starts a second
+    comes while one is still starting waits for it and runs there, so no run starts another
     (without the wait, this first run would start its own beside it: two zygotes); asking
-    again for as many as are there or starting starts none."""
+    again for as many as are there or starting starts none, for more starts the rest."""
     tree, env = project
     box = require("none")
     cache = Path(os.environ["TASKFORGE_CACHE"])
@@ -277,10 +277,19 @@ def test_a_zygote_started_ahead_serves_the_first_runs(project: tuple[Path, Envir
         assert server._ids == 1, "the zygote started ahead served the first run"
         language_named("python").warm_up(env, box, cache, runs=1)  # one is idle: nothing to start
         language_named("python").warm_up(env, box, cache, runs=2)  # one more, for a second worker
-        deadline = time.monotonic() + 120
-        while len(zygotes_of(box)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(zygotes_of(box)) == 2 and not any(zygote.ZYGOTES._prestarting.values())
+        # two runs at once (a second worker's screen server): each takes one of the two,
+        # the one still starting or the one idle; neither starts a third
+        runs = [threading.Thread(target=run_tests, args=(env, scratch / "ws", box),
+                                 kwargs={"timeout": 120, "select": [next(iter(EXPECTED))]})
+                for _ in range(2)]
+        for thread in runs:
+            thread.start()
+        for thread in runs:
+            thread.join()
+        assert jobs_done() == before + 3
+        assert len(zygotes_of(box)) == 2 and all(z.ahead for z in zygotes_of(box))
+        assert sorted(z._ids for z in zygotes_of(box)) == [1, 2]
+        assert not any(zygote.ZYGOTES._prestarting.values())
 
 
 def test_nothing_starts_ahead_where_runs_do_not_go_warm(project: tuple[Path, Environment],
@@ -288,7 +297,7 @@ def test_nothing_starts_ahead_where_runs_do_not_go_warm(project: tuple[Path, Env
                                                         ) -> None:
     """Warm runs turned off, or a test command a zygote cannot run (not `pytest`): `warm_up`
     starts nothing (it decides before it returns; the control starts one)."""
-    tree, env = project
+    _tree, env = project
     box = require("none")
     cache = Path(os.environ["TASKFORGE_CACHE"])
     other = dataclasses.replace(env, spec=dataclasses.replace(

@@ -239,9 +239,6 @@ class Zygotes:
         key = self._key(env, sandbox, root, mounts)
         with self._lock:
             self._forget_inherited()
-            # one started ahead for this run is as good as one started now, and sooner
-            while self._prestarting.get(key) and not self._idle.get(key):
-                self._prestarted.wait()
         start = (env, sandbox, root, mounts, start_variables)
         if env_modules and env_modules_enabled():
             warm = self._take((*key, "env"))
@@ -317,8 +314,11 @@ class Zygotes:
             old.close()
 
     def _take(self, key: tuple) -> Zygote | None:
-        """An idle zygote of `key` (of those with environment modules, the one given most)."""
+        """An idle zygote of `key` (of those with environment modules, the one given most),
+        waiting for one started ahead (`prestart`), which is as good as one started now."""
         with self._lock:
+            while self._prestarting.get(key) and not self._idle.get(key):
+                self._prestarted.wait()
             idle = self._idle.setdefault(key, [])
             idle.sort(key=lambda z: len(z.offered))
             return idle.pop() if idle else None

@@ -309,6 +309,26 @@ def test_nothing_starts_ahead_where_runs_do_not_go_warm(project: tuple[Path, Env
     monkeypatch.setenv("TASKFORGE_WARM_RUNS", "1")
     language_named("python").warm_up(env, box, cache)  # the control
     assert any(zygote.ZYGOTES._prestarting.values()) or zygotes_of(box)
+    deadline = time.monotonic() + 120  # ready (or failed) before the next test counts
+    while any(zygote.ZYGOTES._prestarting.values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(zygotes_of(box)) == 1
+
+
+def test_a_zygote_that_fails_to_start_ahead_sends_the_runs_fresh(
+        project: tuple[Path, Environment], tmp_path: Path) -> None:
+    """A zygote started ahead that never gets ready (here: no interpreter where the
+    environment says) is a failed start like a run's own: the run that waited for it gets
+    none and runs fresh, with nothing printed."""
+    _tree, env = project
+    box = require("none")
+    cache = Path(os.environ["TASKFORGE_CACHE"])
+    broken = dataclasses.replace(env, venv=tmp_path / "no-venv")
+    (broken.venv / "bin").mkdir(parents=True)
+    language_named("python").warm_up(broken, box, cache)
+    (key,) = [k for k in zygote.ZYGOTES._prestarting if k[0] == str(broken.venv)]
+    assert zygote.ZYGOTES._take(key) is None  # waited for it: failed
+    assert key in zygote.ZYGOTES._failed and not zygotes_of(box)
 
 
 def test_a_forked_process_starts_its_own_and_leaves_the_parents(

@@ -275,7 +275,7 @@ class Zygotes:
                  start_variables: Mapping[str, str], count: int = 1) -> None:
         """Start, in the background, the plain zygotes the next `count` runs at once of this
         environment, sandbox and warm root would start themselves (fewer where some are idle
-        or starting already), so that they find them ready: its interpreter's start and
+        or starting already), so that they find them ready: their interpreter's start and
         pytest's import (~0.25 s on boltons, ~0.5 s on humanize, where its environment's
         plugins import more) then overlap whatever the caller does meanwhile (finding the
         candidates) instead of delaying the first run. The same zygotes `run` starts;
@@ -299,6 +299,8 @@ class Zygotes:
         retired: list[Zygote] = []
         try:
             zygote = Zygote(env, sandbox, root, mounts, start_variables)
+        except Exception:  # as a start that failed: the runs that come go fresh, quietly
+            zygote = None
         finally:
             with self._lock:
                 self._prestarting[key] -= 1

@@ -318,8 +318,8 @@ def test_nothing_starts_ahead_where_runs_do_not_go_warm(project: tuple[Path, Env
 def test_a_zygote_that_fails_to_start_ahead_sends_the_runs_fresh(
         project: tuple[Path, Environment], tmp_path: Path) -> None:
     """A zygote started ahead that never gets ready (here: no interpreter where the
-    environment says) is a failed start like a run's own: the run that waited for it gets
-    none and runs fresh, with nothing printed."""
+    environment says) is a failed start like a run's own: taking one waits for it and gets
+    none, and its key is marked failed, so `Zygotes.run` sends the runs fresh."""
     _tree, env = project
     box = require("none")
     cache = Path(os.environ["TASKFORGE_CACHE"])

@@ -176,9 +176,6 @@ class Runner:
     def collect(self, workspace: Path) -> set[str]:
         return self.language.collect(self.env, workspace, self.sandbox, timeout=self.timeout)
 
-    def warm_up(self, runs: int = 1) -> None:
-        self.language.warm_up(self.env, self.sandbox, self.cache, runs)
-
 
 class Language(abc.ABC):
     """One language's answers. Instances hold no state: one per process is enough."""

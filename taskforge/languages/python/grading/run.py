@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from taskforge.languages.base import GradedRun, Runner
+from taskforge.languages.grading_copy import digests, remove_escaping_links, rewritten_during_run
 from taskforge.languages.python.files import is_protected
 from taskforge.languages.python.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.python.grading.files import (
@@ -28,7 +29,7 @@ from taskforge.languages.python.grading.files import (
 )
 from taskforge.languages.python.grading.installed import installed_modules, pytest_plugins
 from taskforge.languages.python.grading.integrity import channel_findings, new_key, read_channel
-from taskforge.languages.python.grading.static import scan_solution
+from taskforge.languages.python.grading.static import scan_solution, takes_frames
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.model import Finding, TaskRecord, TestRun
 from taskforge.patches import created_files
@@ -50,6 +51,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
     with scratch_dir(runner.cache, prefix="grade-") as scratch:
         copy = scratch / "workspace"
         tampered = copy_solution(solution, copy)
+        tampered += remove_escaping_links(copy)
         tampered += restore_protected(copy, snapshot_root, snapshot_files, tree_files(copy),
                                       hidden=created_files(record.get("test_patch", "")))
         tampered += remove_injections(copy, snapshot_files, tree_files(copy), env.pythonpath,
@@ -64,6 +66,9 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         audit = scratch / "audit"
         audit.mkdir()
         (audit / "solution.txt").write_text("".join(f"{rel}\n" for rel in changed))
+        (audit / "frames.txt").write_text("".join(
+            f"{rel}\n" for rel in changed
+            if (snapshot_root / rel).is_file() and takes_frames(snapshot_root / rel)))
         (audit / "protected.txt").write_text(
             "".join(f"{rel}\n" for rel in sorted(tree_files(copy)) if is_protected(rel)))
         variables = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
@@ -73,8 +78,11 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
             key = new_key(audit)
             variables["TASKFORGE_INTEGRITY"] = str(audit)
         selected = expected + [c.node_id for c in canaries]
+        test_code = digests(copy, sorted(rel for rel in tree_files(copy)
+                                         if is_protected(rel) and rel.endswith(".py")))
         run = run_tests(env, copy, runner.sandbox, timeout=runner.timeout, select=selected,
                         extra_env=variables, writable=(audit,))
+        findings += rewritten_during_run(copy, test_code)
         findings += _runtime_findings(audit / "findings.jsonl", run)
         if checks and not run.timed_out:
             channel = read_channel(audit, key)

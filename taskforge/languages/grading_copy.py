@@ -1,0 +1,72 @@
+"""What every language's grader does to its copy of a solution beside its own rules: links
+that leave the copy are taken out before the tests run, and the test code is compared
+afterwards with what ran.
+
+A symlink the solution brings that points outside its workspace reads the host where the
+sandbox shows it (under `none`, the cache's snapshot of the original code: a link to it scored
+1.0 in session 64's red team), and one that points nowhere makes reading the copy fail. Both
+are removed from the copy and named; links within the copy stay (projects have them).
+
+The test files are restored before the run, but the copy is writable while the tests run:
+code of the solution that rewrites a test file not loaded yet (node's runner starts a
+process per file; vitest imports each when it runs it) had every test of it pass with the
+feature still missing (the same red team). What the tests loaded is known only from inside,
+so the grader keeps the digest of each test-code file it restored and compares after the run:
+a file changed or gone disqualifies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from taskforge.model import Finding
+
+
+def remove_escaping_links(copy: Path) -> list[str]:
+    """Remove every symlink under `copy` that resolves outside it or to nothing; return what
+    was removed, a line each ("removed link X -> T: ...")."""
+    removed = []
+    root = os.path.realpath(copy)
+    for directory, dirs, files in os.walk(copy):
+        for name in [*dirs, *files]:
+            path = os.path.join(directory, name)
+            if not os.path.islink(path):
+                continue
+            target = os.readlink(path)
+            resolved = os.path.realpath(path)
+            rel = Path(path).relative_to(copy).as_posix()
+            if resolved != root and not resolved.startswith(root + os.sep):
+                why = "it points outside the workspace"
+            elif not os.path.exists(resolved):
+                why = "it points to nothing"
+            else:
+                continue
+            os.unlink(path)
+            removed.append(f"removed link {rel} -> {target}: {why}")
+        # (os.walk does not descend into linked directories: they are judged above)
+    return sorted(removed)
+
+
+def digests(copy: Path, paths: Iterable[str]) -> dict[str, str | None]:
+    """The sha256 of each of `paths` (relative to `copy`) as it is now; None where missing."""
+    found: dict[str, str | None] = {}
+    for rel in paths:
+        try:
+            found[rel] = hashlib.sha256((copy / rel).read_bytes()).hexdigest()
+        except OSError:
+            found[rel] = None
+    return found
+
+
+def rewritten_during_run(copy: Path, before: dict[str, str | None]) -> list[Finding]:
+    """Test-code files the run changed or removed (`before`: their `digests` just before it).
+    Disqualifying: the tests that ran may not be the ones restored."""
+    after = digests(copy, before)
+    changed = sorted(rel for rel, digest in before.items() if after[rel] != digest)
+    if not changed:
+        return []
+    return [Finding(f"test files were rewritten while the tests ran: {', '.join(changed[:3])}"
+                    f"{', ...' if len(changed) > 3 else ''}", True)]

@@ -1,5 +1,6 @@
-"""Tasks generated once per test session from sample_repos/jsdemo (node's runner), shared
-by the JavaScript end-to-end and tamper tests (each module's fixtures call `generated`)."""
+"""Tasks generated once per test session from sample_repos/jsdemo (node's runner) and
+sample_repos/tsdemo (vitest), shared by the JavaScript end-to-end and tamper tests (each
+module's fixtures call `generated` or `generated_tsdemo`)."""
 
 from __future__ import annotations
 
@@ -32,3 +33,23 @@ def generated(factory: pytest.TempPathFactory) -> Path:
         taskforge.generate(str(recipe), out=str(base / "out"), workers=2)
         _MADE["out"] = base / "out"
     return _MADE["out"]
+
+
+def generated_tsdemo(factory: pytest.TempPathFactory) -> Path:
+    """The output directory of one generate run on tsdemo's stub-function tasks (made on
+    first use)."""
+    if "tsdemo" not in _MADE:
+        base = factory.mktemp("tsdemo-tasks")
+        recipe = write_recipe(base / "recipe.yaml", f"""\
+            name: tsdemo
+            seed: 0
+            sources:
+              - path: {REPO_ROOT / "sample_repos" / "tsdemo"}
+            strategies: [stub-function]
+            select: {{min_covering_tests: 1, min_body_lines: 3, max_tasks_per_source: 12}}
+            verify: {{repeats: 2, timeout_s: 300}}
+            sandbox: bwrap
+            """)
+        taskforge.generate(str(recipe), out=str(base / "out"), workers=2)
+        _MADE["tsdemo"] = base / "out"
+    return _MADE["tsdemo"]

@@ -83,8 +83,12 @@ def test_grading_reference_untouched_and_a_forcing_extension(tasks: taskforge.Ta
         (forced / rel).write_text(text)
     (tmp_path / "naive-forced").mkdir()
     assert naive_java_reward(task, forced, tmp_path / "naive-forced") == 1.0  # the attack works
+    # (and a link out of the workspace, which every language's grader removes and names)
+    (forced / "src/main/java/Outside.java").symlink_to(tmp_path / "nowhere" / "Outside.java")
     result = task.grade(forced, sandbox="bwrap")
     assert result.reward == 0.0, result  # ... and not here
+    assert f"removed link src/main/java/Outside.java -> {tmp_path}/nowhere/Outside.java: it " \
+        "points outside the workspace" in result.tampered
     assert any("registers a JUnit Platform service" in line for line in result.tampered)
     assert any("added src/main/resources/junit-platform.properties" in line
                for line in result.tampered)

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, apply_patch, write_recipe
+from conftest import apply_patch
+from js_tasks import generated_tsdemo
 from naive_grader import naive_vitest_reward
 
 import taskforge
@@ -88,19 +89,7 @@ ATTACKS = {"always-passing-matchers": (_attack(ALWAYS), "canary "),
 
 @pytest.fixture(scope="module")
 def ts_tasks(tf_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> taskforge.TaskSet:
-    base = tmp_path_factory.mktemp("tsdemo-tamper")
-    recipe = write_recipe(base / "recipe.yaml", f"""\
-        name: tsdemo
-        seed: 0
-        sources:
-          - path: {REPO_ROOT / "sample_repos" / "tsdemo"}
-        strategies: [stub-function]
-        select: {{min_covering_tests: 1, min_body_lines: 3, max_tasks_per_source: 12}}
-        verify: {{repeats: 2, timeout_s: 300}}
-        sandbox: bwrap
-        """)
-    taskforge.generate(str(recipe), out=str(base / "out"), workers=2)
-    return taskforge.load_tasks(str(base / "out"))
+    return taskforge.load_tasks(str(generated_tsdemo(tmp_path_factory)))
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))

@@ -9,10 +9,12 @@ are removed from the copy and named; links within the copy stay (projects have t
 
 The test files are restored before the run, but the copy is writable while the tests run:
 code of the solution that rewrites a test file not loaded yet (node's runner starts a
-process per file; vitest imports each when it runs it) had every test of it pass with the
-feature still missing (the same red team). What the tests loaded is known only from inside,
-so the grader keeps the digest of each test-code file it restored and compares after the run:
-a file changed or gone disqualifies.
+process per file; vitest imports each when it runs it; pytest imports a test helper after
+the module that imports the solution) had every test of it pass with the feature still
+missing (the same red team). So the restored test code is bound read-only where the sandbox
+binds (bwrap, docker: `read_only_files`), and under any sandbox the grader keeps the digest
+of each such file and compares after the run: a file changed or gone disqualifies. (The
+comparison alone misses a file put back before the run ends: read-only binds do not.)
 """
 
 from __future__ import annotations
@@ -48,6 +50,20 @@ def remove_escaping_links(copy: Path) -> list[str]:
             removed.append(f"removed link {rel} -> {target}: {why}")
         # (os.walk does not descend into linked directories: they are judged above)
     return sorted(removed)
+
+
+# Bound read-only one by one: past this many test-code files, the rest rely on the comparison
+# after the run (a mount a file: thousands would slow every grading run).
+MOST_READ_ONLY = 512
+
+
+def read_only_files(copy: Path, paths: Iterable[str]) -> tuple[Path, ...]:
+    """The files of `paths` (relative to `copy`) for the sandbox to bind read-only: regular
+    files (links within the copy stay writable through their target), at most
+    MOST_READ_ONLY."""
+    found = [copy / rel for rel in sorted(paths)
+             if (copy / rel).is_file() and not (copy / rel).is_symlink()]
+    return tuple(found[:MOST_READ_ONLY])
 
 
 def digests(copy: Path, paths: Iterable[str]) -> dict[str, str | None]:

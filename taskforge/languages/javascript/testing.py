@@ -81,10 +81,12 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
               coverage_dir: Path | None = None, test_timeout: float | None = None,
               collect_only: bool = False, extra_env: Mapping[str, str] | None = None,
               writable: tuple[Path, ...] = (), report_into: Path | None = None,
-              files: list[str] | None = None) -> tuple[TestRun, Report]:
+              files: list[str] | None = None,
+              read_only: tuple[Path, ...] = ()) -> tuple[TestRun, Report]:
     """Run the suite (or only `select`, or only `files`) in `workspace`. `coverage_dir`:
     per-test coverage is written there (runners that can). `report_into`: keep the raw
-    report there."""
+    report there. `read_only`: files of the workspace the run may not change, where the
+    sandbox can bind them so (the grader's restored test code)."""
     runner, args = runner_of(env)
     chosen = sorted(set(select)) if select is not None else None
     listed = runner.test_files(workspace, args) if files is None else files
@@ -105,7 +107,7 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         argv = runner.argv(listed or [], workspace=workspace, report=report, select=chosen,
                            coverage=coverage_dir is not None,
                            reverse=reverse, test_timeout=test_timeout, collect_only=collect_only)
-        mounts = Mounts(readonly=(env.venv, SUPPORT, node_binary()),
+        mounts = Mounts(readonly=(env.venv, SUPPORT, node_binary(), *read_only),
                         writable=(results, *writable,
                                   *((coverage_dir,) if coverage_dir is not None else ())))
         if listed is None or listed:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from taskforge.languages.base import GradedRun, Runner, report_rewritten
+from taskforge.languages.grading_copy import remove_escaping_links
 from taskforge.languages.java.files import MAIN_DIR, is_protected, is_test_file
 from taskforge.languages.java.testing import class_of, file_of, read_channel, run_tests
 from taskforge.model import Finding
@@ -253,6 +254,7 @@ def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, ru
     with scratch_dir(runner.cache, prefix="grade-") as scratch:
         copy = scratch / "workspace"
         tampered = copy_solution(solution, copy, tree_files(snapshot_root))
+        tampered += remove_escaping_links(copy)
         tampered += restore_protected(copy, snapshot_root,
                                       set(created_files(record.get("test_patch", ""))))
         findings = runner_tampering(copy)

@@ -10,21 +10,42 @@ solution tried to replace there is reported. Under node's runner each test's out
 comes over a signed channel from inside its file's process (support/taskforge-channel.cjs,
 `read_channel`): a test passes only where the report and the channel agree, and a report that
 says more passed than the channel is named rewritten.
+
+What the run may not change, checked after it (`taskforge/languages/grading_copy.py`): the
+test code restored before it (a test file not loaded yet can be rewritten by code an earlier
+file loaded), and the number of tests of an expected test's name in its file: a second one
+(`name [2]` beside `name`) that the task does not have and that did not pass means another
+test took the name ahead of the file's own (`registered_again`).
 """
 
 from __future__ import annotations
 
 import functools
 import secrets
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from taskforge.languages.base import GradedRun, Runner, report_rewritten
+from taskforge.languages.grading_copy import (
+    digests,
+    read_only_files,
+    remove_escaping_links,
+    rewritten_during_run,
+)
+from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_protected, is_runner_config
 from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.javascript.grading.files import copy_solution, restore_protected, tree_files
 from taskforge.languages.javascript.grading.static import framework_findings
-from taskforge.languages.javascript.runners.nodetest import NodeTestRunner, read_channel
+from taskforge.languages.javascript.runners.base import file_of
+from taskforge.languages.javascript.runners.nodetest import (
+    NUMBERED,
+    NodeTestRunner,
+    Signed,
+    read_signed,
+    signed_outcomes,
+)
 from taskforge.languages.javascript.testing import run_tests, runner_of
-from taskforge.model import Finding, TaskRecord
+from taskforge.model import Finding, Outcome, TaskRecord
 from taskforge.patches import created_files
 from taskforge.workspace import scratch_dir
 
@@ -43,6 +64,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
     with scratch_dir(runner.cache, prefix="grade-") as scratch:
         copy = scratch / "workspace"
         tampered = copy_solution(solution, copy)
+        tampered += remove_escaping_links(copy)
         files = tree_files(copy)
         tampered += restore_protected(copy, snapshot_root, set(_snapshot_files(snapshot_root)),
                                       files, hidden=created_files(record.get("test_patch", "")))
@@ -61,14 +83,23 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
             channel.mkdir()
             (channel / "key").write_bytes(key)
             variables["TASKFORGE_CHANNEL"] = str(channel)
-        run, _report = run_tests(env, copy, runner.sandbox, timeout=runner.timeout,
-                                 select=selected, extra_env=variables,
-                                 writable=(guarded, *((channel,) if channel else ())))
-        tried = sorted(set(replaced.read_text(errors="replace").splitlines())) \
+        # The test code as restored (canaries planted), to compare with after the run.
+        test_code = digests(copy, sorted(
+            {rel for rel in _snapshot_files(snapshot_root) if _is_test_code(rel)}
+            | {file_of(c.test_id) for c in canaries}))
+        run, report = run_tests(env, copy, runner.sandbox, timeout=runner.timeout,
+                                select=selected, extra_env=variables,
+                                writable=(guarded, *((channel,) if channel else ())),
+                                read_only=read_only_files(copy, test_code))
+        rewritten = rewritten_during_run(copy, test_code)
+        tried = sorted(set(_within(copy, replaced.read_text(errors="replace")).splitlines())) \
             if replaced.is_file() else []
-        signed = read_channel(channel, key, copy, selected) if channel is not None else None
+        bodies = read_signed(channel, key, copy) if channel is not None else None
+    signed = signed_outcomes(bodies, selected) if bodies is not None else None
     outcomes = dict(run.outcomes)
-    findings: list[Finding] = []
+    findings: list[Finding] = [*rewritten]
+    if not run.timed_out:
+        findings += registered_again(expected, report.outcomes, bodies)
     if signed is not None:
         # A test passed where the runner's report and the channel both say so.
         if not run.timed_out:
@@ -85,7 +116,78 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
 
 def _refused(line: str) -> Finding:
     """What the guard refused (support/taskforge-guard.cjs, taskforge-channel.cjs): a
-    replacement of node:assert or node:test, or a call into the runner's insides."""
+    replacement of node:assert or node:test, a call into the runner's insides, or a test
+    registered under its file's name by code that is not that file."""
     if line.startswith("called "):
         return Finding(f"{line} (refused: the test runner's insides are out of reach)", True)
+    if line.startswith("registered "):  # support/taskforge-channel.cjs: a test's forged file
+        return Finding(f"a test was {line} (refused: it counts as not passed)", True)
     return Finding(f"replaced {line} (refused: its assertions stand)", True)
+
+
+def _within(copy: Path, text: str) -> str:
+    """`text` with the grading copy's paths made relative to it (a line names them)."""
+    for root in dict.fromkeys((copy, copy.resolve())):
+        text = text.replace(f"{root.as_uri()}/", "").replace(f"{root}/", "")
+    return text
+
+
+def _is_test_code(rel: str) -> bool:
+    """A restored file whose change would change what the tests do: test code and runner
+    configuration, not test data."""
+    return is_protected(rel) and (rel.endswith(SOURCE_SUFFIXES) or is_runner_config(rel))
+
+
+def registered_again(expected: Iterable[str], reported: Mapping[str, Outcome],
+                     signed: Signed | None) -> list[Finding]:
+    """Expected tests whose name was taken by more tests in their file than the task has.
+
+    Two tests of one path in a file get `name` and `name [2]` in the order registered, in the
+    report (`unique_id`) and on node's signed channel (`nth`). Session 64's red team had the
+    solution, imported by the test file, load a copy of that file first (its tests wrapped to
+    pass, and named after the real file with `//# sourceURL`): the copy's tests took the plain
+    names, and the file's own tests ran after them as `name [2]`, failing, ignored.
+
+    The record's ids say how many tests of each path the task counts on (`name [2]` is in
+    FAIL_TO_PASS or PASS_TO_PASS where the project itself repeats a name). Any other test of
+    an expected test's path must have passed, said so by node's channel where there is one
+    (else by the report): a repetition the task leaves out for not reaching the deleted code
+    passes, while the file's own test, pushed back by another, fails where the feature is
+    missing. A repeated name the project's own suite fails or skips on the original code is
+    named too, fail-closed: the self-grade sets such a source aside rather than grade it
+    wrongly."""
+    wanted: dict[str, set[int]] = {}  # a path's id (without ` [n]`) -> the n the task has
+    for test_id in expected:
+        wanted.setdefault(test_id, set()).add(1)
+        numbered = NUMBERED.fullmatch(test_id)
+        if numbered:
+            wanted.setdefault(numbered.group(1), set()).add(int(numbered.group(2)))
+    seen: dict[str, set[int]] = {}
+    for test_id in reported:
+        numbered = NUMBERED.fullmatch(test_id)
+        if numbered and numbered.group(1) in wanted:
+            seen.setdefault(numbered.group(1), set()).add(int(numbered.group(2)))
+        if test_id in wanted:
+            seen.setdefault(test_id, set()).add(1)
+    for rel, path, nth in signed or {}:
+        if f"{rel}::{path}" in wanted:
+            seen.setdefault(f"{rel}::{path}", set()).add(nth)
+    extra = []  # (the expected test, its repetition that did not pass)
+    for base in sorted(seen):
+        rel, _, path = base.partition("::")
+        for nth in sorted(seen[base] - wanted[base]):
+            test_id = base if nth == 1 else f"{base} [{nth}]"
+            passed = reported.get(test_id, "passed") == "passed" and (
+                signed.get((rel, path, nth)) is True if signed is not None
+                else test_id in reported)
+            if not passed:
+                extra.append(test_id)
+    if not extra:
+        return []
+    return [Finding(f"tests of expected tests' names ran more often in their files than the "
+                    f"task has them, and did not pass: {', '.join(_quoted(extra))} (another "
+                    f"test may have taken the expected name ahead of the file's own)", True)]
+
+
+def _quoted(ids: list[str]) -> list[str]:
+    return [f"`{t}`" for t in ids[:3]] + ([f"{len(ids) - 3} more"] if len(ids) > 3 else [])

@@ -35,6 +35,7 @@ PATTERNS = ("*.test.js", "*.test.cjs", "*.test.mjs", "*-test.js", "*-test.cjs", 
 SCRIPT = (".js", ".cjs", ".mjs")
 NOTHING = "^taskforge: collect only, run nothing$"
 NOT_MATCHED = "test name does not match pattern"  # node's reason for a test left out
+NUMBERED = re.compile(r"(.*) \[(\d+)\]")  # a repeated name's id: `name [2]` (`unique_id`)
 
 
 def _walk(root: Path, base: Path) -> list[str]:
@@ -144,18 +145,19 @@ def _relative(file: str, workspace: Path) -> str:
         file.removeprefix(str(workspace) + "/")
 
 
-def read_channel(channel: Path, key: bytes, workspace: Path,
-                 tests: Iterable[str]) -> dict[str, Outcome]:
-    """The outcomes support/taskforge-channel.cjs signed under `channel` for `tests` (ids):
-    what each test's body did, "passed" or "failed", nothing where no line holds. A line
-    holds when its MAC is right under the key the runner's parent derived for its file from
-    `key` and the line's nonce, so a line can only speak for the file whose process wrote it.
-    Two tests of one name in a file (`name`, `name [2]`, as the report numbers them) are
-    told apart by the line's `nth`, their order of registration. A test with two lines
-    (it cannot, honestly) keeps the worse."""
+Signed = dict[tuple[str, str, int], bool]  # (file, test path, nth) -> its body passed
+
+
+def read_signed(channel: Path, key: bytes, workspace: Path) -> Signed:
+    """What support/taskforge-channel.cjs signed under `channel`: for each test body that ran,
+    its file (relative to `workspace`), its path as the report names it, which of that path's
+    tests it is in the order its file's process registered them (`nth`), and whether it
+    passed. A line holds when its MAC is right under the key the runner's parent derived for
+    its file from `key` and the line's nonce, so a line can only speak for the file whose
+    process wrote it. A test with two lines (it cannot, honestly) keeps the worse."""
     path = channel / "results"
     lines = path.read_bytes().splitlines() if path.is_file() else []
-    bodies: dict[tuple[str, str, int], bool] = {}
+    bodies: Signed = {}
     for line in lines:
         parts = line.split(b"\t", 2)
         if len(parts) != 3:
@@ -174,16 +176,30 @@ def read_channel(channel: Path, key: bytes, workspace: Path,
             continue
         where = (_relative(file, workspace), test, nth)
         bodies[where] = bodies.get(where, True) and passed
+    return bodies
+
+
+def signed_outcomes(bodies: Signed, tests: Iterable[str]) -> dict[str, Outcome]:
+    """The outcomes of `tests` (ids) the signed `bodies` give: "passed" or "failed", nothing
+    where no line holds. Two tests of one name in a file (`name`, `name [2]`, as the report
+    numbers them) are told apart by the line's `nth`, their order of registration."""
     outcomes: dict[str, Outcome] = {}
     for test_id in tests:
         rel, _, name = test_id.partition("::")
         found = bodies.get((rel, name, 1))
-        numbered = re.fullmatch(r"(.*) \[(\d+)\]", name)
+        numbered = NUMBERED.fullmatch(name)
         if found is None and numbered:
             found = bodies.get((rel, numbered.group(1), int(numbered.group(2))))
         if found is not None:
             outcomes[test_id] = "passed" if found else "failed"
     return outcomes
+
+
+def read_channel(channel: Path, key: bytes, workspace: Path,
+                 tests: Iterable[str]) -> dict[str, Outcome]:
+    """The outcomes support/taskforge-channel.cjs signed under `channel` for `tests` (ids):
+    what each test's body did (`read_signed`, `signed_outcomes`)."""
+    return signed_outcomes(read_signed(channel, key, workspace), tests)
 
 
 def _leaf(test_id: str) -> str:

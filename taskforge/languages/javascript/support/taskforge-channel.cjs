@@ -265,6 +265,71 @@ function child() {
     } catch { /* no line: the test counts as not passed */ }
   };
 
+  // Where each test is registered from: node names a test's file after the script of the
+  // code that called `test()`, and a script's `//# sourceURL` comment renames it. Session 64's
+  // red team had the solution load a copy of the test file (its tests wrapped to pass) ahead
+  // of the file's own body, named after the file by a sourceURL: the copy's tests took the
+  // file's ids. A test whose registration runs through code that another script's sourceURL
+  // names after this file is not signed (it counts as not passed) and is named. The stack is
+  // read with V8's call sites, by functions taken now, and a run whose `Error` or its stack
+  // hooks the solution made unreadable counts each test as forged.
+  const NativeError = Error;
+  const captureStackTrace = NativeError.captureStackTrace;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const deleteProperty = Reflect.deleteProperty;
+  const sites = (_error, found) => found;
+  let site = null;
+  {
+    const holder = {};
+    const saved = getOwnPropertyDescriptor(NativeError, 'prepareStackTrace');
+    try {
+      defineProperty(NativeError, 'prepareStackTrace', { value: sites, writable: true, configurable: true });
+      apply(captureStackTrace, NativeError, [holder]);
+      const found = holder.stack;
+      if (found && found.length > 0) site = getPrototypeOf(found[0]);
+    } finally {
+      if (saved) defineProperty(NativeError, 'prepareStackTrace', saved); else deleteProperty(NativeError, 'prepareStackTrace');
+    }
+  }
+  const scriptName = site && site.getFileName;
+  const sourceName = site && site.getScriptNameOrSourceURL;
+  const fileUrl = require('node:url').pathToFileURL(file).href;
+  const isThisFile = (name) => name === file || name === fileUrl;
+  let noted = false;
+  const note = (line) => {
+    if (noted || !tried) return;
+    noted = true;
+    try { apply(appendFileSync, fs, [tried, `${line}\n`]); } catch { /* the test is unsigned all the same */ }
+  };
+  const forgedBy = () => { // null, or what registered the test under this file's name
+    if (scriptName === null || globalThis.Error !== NativeError) return 'code that replaced Error';
+    const holder = {};
+    const saved = getOwnPropertyDescriptor(NativeError, 'prepareStackTrace');
+    const limit = getOwnPropertyDescriptor(NativeError, 'stackTraceLimit');
+    try {
+      defineProperty(NativeError, 'prepareStackTrace', { value: sites, writable: true, configurable: true });
+      defineProperty(NativeError, 'stackTraceLimit', { value: 200, writable: true, configurable: true, enumerable: true });
+      apply(captureStackTrace, NativeError, [holder]);
+      const found = holder.stack;
+      if (typeof found !== 'object' || found === null) return 'code that hid the stack';
+      for (let i = 0; i < found.length; i++) {
+        if (getPrototypeOf(found[i]) !== site) return 'code that hid the stack';
+        const script = apply(scriptName, found[i], []);
+        if (isThisFile(apply(sourceName, found[i], [])) && !isThisFile(script)) {
+          return stringify(toText(script));
+        }
+      }
+      return null;
+    } catch {
+      return 'code that hid the stack';
+    } finally {
+      try {
+        if (saved) defineProperty(NativeError, 'prepareStackTrace', saved); else deleteProperty(NativeError, 'prepareStackTrace');
+        if (limit) defineProperty(NativeError, 'stackTraceLimit', limit); else deleteProperty(NativeError, 'stackTraceLimit');
+      } catch { /* theirs to keep */ }
+    }
+  };
+
   // What the file registered: the runner's tests, suites and hooks are async resources of
   // type 'Test', and their `name`, `parent`, `root` and (a test's) `fn` are set once, in the
   // constructor, which this hook runs inside of. Each becomes a property that keeps its first
@@ -299,6 +364,7 @@ function child() {
       if (type !== 'Test') return;
       const test = resource.constructor.name === 'Test'; // not a suite, not a hook
       let place = null;
+      const forged = test ? forgedBy() : null;
       const entry = {
         test,
         name: keepFirst(resource, 'name'),
@@ -310,6 +376,11 @@ function child() {
       const placed = () => {
         const path = pathOf(entry);
         if (path === null) return null;
+        if (forged !== null) {
+          // not signed: it counts as not passed, and the grader says why
+          note(`registered ${stringify(toText(path))} in ${file} from ${forged}, named after the test file by //# sourceURL`);
+          return null;
+        }
         const nth = (apply(mapGet, seen, [path]) ?? 0) + 1;
         apply(mapSet, seen, [path, nth]);
         return { path: toText(path), nth };

@@ -18,7 +18,12 @@ import json
 from pathlib import Path
 
 from taskforge.languages.base import GradedRun, Runner
-from taskforge.languages.grading_copy import digests, remove_escaping_links, rewritten_during_run
+from taskforge.languages.grading_copy import (
+    digests,
+    read_only_files,
+    remove_escaping_links,
+    rewritten_during_run,
+)
 from taskforge.languages.python.files import is_protected
 from taskforge.languages.python.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.python.grading.files import (
@@ -81,7 +86,8 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         test_code = digests(copy, sorted(rel for rel in tree_files(copy)
                                          if is_protected(rel) and rel.endswith(".py")))
         run = run_tests(env, copy, runner.sandbox, timeout=runner.timeout, select=selected,
-                        extra_env=variables, writable=(audit,))
+                        extra_env=variables, writable=(audit,),
+                        read_only=read_only_files(copy, test_code))
         findings += rewritten_during_run(copy, test_code)
         findings += _runtime_findings(audit / "findings.jsonl", run)
         if checks and not run.timed_out:

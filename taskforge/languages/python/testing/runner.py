@@ -42,14 +42,16 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
               test_map: MapProbe | None = None, extra_args: Sequence[str] = (),
               extra_env: Mapping[str, str] | None = None,
               writable: tuple[Path, ...] = (), exclude: Iterable[str] = (),
-              test_timeout: float | None = None, watch_state: bool = False) -> TestRun:
+              test_timeout: float | None = None, watch_state: bool = False,
+              read_only: tuple[Path, ...] = ()) -> TestRun:
     """Run the suite (or only `select`) in `workspace`; results come from the JUnit XML.
 
     `extra_args`, `extra_env` and `writable` serve the screening and collect-only modes,
     which leave their results in files under `writable` dirs. `exclude`: node ids left
     out. `test_timeout`: a test running longer ends the run, named in `TestRun.hung`.
     `watch_state`: each test's leftover module-level state, in `TestRun.state_left`
-    (pytest_plugin/taskforge_state.py).
+    (pytest_plugin/taskforge_state.py). `read_only`: files of the workspace the run may not
+    change, where the sandbox can bind them so (the grader's restored test code).
     """
     # A workspace under a warm root runs in a zygote's fork (see zygote.py), unless it is a
     # coverage run (its tracer and subprocess hooks start with the interpreter).
@@ -90,7 +92,7 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
         if test_map is not None:
             variables.update(test_map.variables(workspace))
             variables["PYTHONPATH"] = f"{SUBPROCESS_COVERAGE_DIR}:{variables['PYTHONPATH']}"
-        mounts = Mounts(readonly=(env.venv, PLUGIN_DIR, SUBPROCESS_COVERAGE_DIR),
+        mounts = Mounts(readonly=(env.venv, PLUGIN_DIR, SUBPROCESS_COVERAGE_DIR, *read_only),
                         writable=(results, *writable,
                                   *((test_map.out.parent,) if test_map else ())))
         # A run that only writes its results may go to a zygote that imported the

@@ -159,30 +159,35 @@ for target in ({str(inputs / 'data.txt')!r}, {str(inputs / 'new.txt')!r}):
 
 def test_a_read_only_file_inside_the_workspace_cannot_be_written(contained: Sandbox,
                                                                  tmp_path: Path) -> None:
-    """The grader binds the restored test files read-only inside the writable workspace: the
-    file cannot be written, replaced or removed there; its neighbours can."""
+    """The grader binds the restored test files read-only inside the writable workspace, and
+    their directories writable onto themselves: the file cannot be written, replaced or
+    removed there, nor its directory moved aside for another; its neighbours can change."""
     workspace = tmp_path / "ws"
     (workspace / "tests").mkdir(parents=True)
     (workspace / "tests" / "test_a.py").write_text("original")
     result = run(contained, """
 import os
-for action in ("write", "rename", "remove"):
+for action in ("write", "rename", "remove", "move the directory"):
     try:
         if action == "write":
             open("tests/test_a.py", "w").write("changed")
         elif action == "rename":
             open("tests/other.py", "w").write("changed")
             os.replace("tests/other.py", "tests/test_a.py")
-        else:
+        elif action == "remove":
             os.remove("tests/test_a.py")
+        else:
+            os.rename("tests", "tests.aside")
         print("DID", action)
     except OSError as e:
         print("refused", action, e.errno)
-""", workspace, readonly=(workspace / "tests" / "test_a.py",))
+""", workspace, readonly=(workspace / "tests" / "test_a.py",),
+                 writable=(workspace / "tests",))
     assert result.exit_code == 0, result.output
     assert "DID" not in result.output, result.output
     assert (workspace / "tests" / "test_a.py").read_text() == "original"
     assert (workspace / "tests" / "other.py").read_text() == "changed"
+    assert not (workspace / "tests.aside").exists()
 
 
 def test_nothing_of_the_host_but_the_mounts_is_visible(contained: Sandbox, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ code of the solution that rewrites a test file not loaded yet (node's runner sta
 process per file; vitest imports each when it runs it; pytest imports a test helper after
 the module that imports the solution) had every test of it pass with the feature still
 missing (the same red team). So the restored test code is bound read-only where the sandbox
-binds (bwrap, docker: `read_only_files`), and under any sandbox the grader keeps the digest
+binds (bwrap, docker: `read_only_binds`), and under any sandbox the grader keeps the digest
 of each such file and compares after the run: a file changed or gone disqualifies. (The
 comparison alone misses a file put back before the run ends: read-only binds do not.)
 """
@@ -57,13 +57,19 @@ def remove_escaping_links(copy: Path) -> list[str]:
 MOST_READ_ONLY = 512
 
 
-def read_only_files(copy: Path, paths: Iterable[str]) -> tuple[Path, ...]:
-    """The files of `paths` (relative to `copy`) for the sandbox to bind read-only: regular
-    files (links within the copy stay writable through their target), at most
-    MOST_READ_ONLY."""
-    found = [copy / rel for rel in sorted(paths)
-             if (copy / rel).is_file() and not (copy / rel).is_symlink()]
-    return tuple(found[:MOST_READ_ONLY])
+def read_only_binds(copy: Path, paths: Iterable[str]) -> tuple[tuple[Path, ...],
+                                                               tuple[Path, ...]]:
+    """What the sandbox binds for the test code of `paths` (relative to `copy`): the files
+    read-only (regular files, links within the copy staying writable through their target;
+    at most MOST_READ_ONLY), and the directories that hold them, each bound writable onto
+    itself. A mount point cannot be renamed: without those binds a test directory moved
+    aside and made anew held forged test files in place of the bound ones (the review of
+    session 64's change did it under bwrap)."""
+    files = tuple(p for p in (copy / rel for rel in sorted(paths))
+                  if p.is_file() and not p.is_symlink())[:MOST_READ_ONLY]
+    directories = {parent for file in files for parent in file.parents
+                   if parent != copy and parent.is_relative_to(copy)}
+    return files, tuple(sorted(directories))
 
 
 def digests(copy: Path, paths: Iterable[str]) -> dict[str, str | None]:

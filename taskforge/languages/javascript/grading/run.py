@@ -28,7 +28,7 @@ from pathlib import Path
 from taskforge.languages.base import GradedRun, Runner, report_rewritten
 from taskforge.languages.grading_copy import (
     digests,
-    read_only_files,
+    read_only_binds,
     remove_escaping_links,
     rewritten_during_run,
 )
@@ -87,10 +87,11 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         test_code = digests(copy, sorted(
             {rel for rel in _snapshot_files(snapshot_root) if _is_test_code(rel)}
             | {file_of(c.test_id) for c in canaries}))
+        bound, pinned = read_only_binds(copy, test_code)
         run, report = run_tests(env, copy, runner.sandbox, timeout=runner.timeout,
                                 select=selected, extra_env=variables,
-                                writable=(guarded, *((channel,) if channel else ())),
-                                read_only=read_only_files(copy, test_code))
+                                writable=(guarded, *((channel,) if channel else ()), *pinned),
+                                read_only=bound)
         rewritten = rewritten_during_run(copy, test_code)
         tried = sorted(set(_within(copy, replaced.read_text(errors="replace")).splitlines())) \
             if replaced.is_file() else []

@@ -293,8 +293,23 @@ function child() {
   }
   const scriptName = site && site.getFileName;
   const sourceName = site && site.getScriptNameOrSourceURL;
+  const scriptHash = site && site.getScriptHash;
   const fileUrl = require('node:url').pathToFileURL(file).href;
   const isThisFile = (name) => name === file || name === fileUrl;
+  // A script compiled under the file's very name (`vm.runInThisContext(copy, { filename })`)
+  // has another source: V8 hashes each script's source (`getScriptHash`), which is the
+  // file's bytes where no loader transformed them. With a loader of the project's (its
+  // `--import`, `--loader` or `--require`), the source V8 compiled is not the file's and this
+  // check is left out; the sourceURL check stands.
+  const preloads = [...process.execArgv, ...toText(process.env.NODE_OPTIONS || '').split(/\s+/)];
+  const loaders = preloads.filter((word, i) => /^--(import|loader|experimental-loader|require)(=|$)/.test(word)
+    && !/taskforge-(guard|channel)\.cjs/.test(word.includes('=') ? word : (preloads[i + 1] || '')));
+  let fileHash = null;
+  if (loaders.length === 0 && typeof scriptHash === 'function') {
+    try {
+      fileHash = require('node:crypto').createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+    } catch { /* unreadable: the sourceURL check alone */ }
+  }
   let noted = false;
   const note = (line) => {
     if (noted || !tried) return;
@@ -316,7 +331,11 @@ function child() {
         if (getPrototypeOf(found[i]) !== site) return 'code that hid the stack';
         const script = apply(scriptName, found[i], []);
         if (isThisFile(apply(sourceName, found[i], [])) && !isThisFile(script)) {
-          return stringify(toText(script));
+          return `${stringify(toText(script))}, named after the test file by //# sourceURL`;
+        }
+        if (fileHash !== null && isThisFile(script)
+            && apply(scriptHash, found[i], []) !== fileHash) {
+          return 'code compiled under the test file\'s name that is not its source';
         }
       }
       return null;
@@ -378,7 +397,7 @@ function child() {
         if (path === null) return null;
         if (forged !== null) {
           // not signed: it counts as not passed, and the grader says why
-          note(`registered ${stringify(toText(path))} in ${file} from ${forged}, named after the test file by //# sourceURL`);
+          note(`registered ${stringify(toText(path))} in ${file} from ${forged}`);
           return null;
         }
         const nth = (apply(mapGet, seen, [path]) ?? 0) + 1;

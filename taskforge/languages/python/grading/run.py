@@ -20,7 +20,7 @@ from pathlib import Path
 from taskforge.languages.base import GradedRun, Runner
 from taskforge.languages.grading_copy import (
     digests,
-    read_only_files,
+    read_only_binds,
     remove_escaping_links,
     rewritten_during_run,
 )
@@ -85,9 +85,9 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         selected = expected + [c.node_id for c in canaries]
         test_code = digests(copy, sorted(rel for rel in tree_files(copy)
                                          if is_protected(rel) and rel.endswith(".py")))
+        bound, pinned = read_only_binds(copy, test_code)
         run = run_tests(env, copy, runner.sandbox, timeout=runner.timeout, select=selected,
-                        extra_env=variables, writable=(audit,),
-                        read_only=read_only_files(copy, test_code))
+                        extra_env=variables, writable=(audit, *pinned), read_only=bound)
         findings += rewritten_during_run(copy, test_code)
         findings += _runtime_findings(audit / "findings.jsonl", run)
         if checks and not run.timed_out:

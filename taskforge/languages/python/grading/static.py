@@ -30,12 +30,17 @@ COMPARISONS = ("__eq__", "__ne__")
 # a project's own needs them.
 TEST_DOUBLES = ("unittest.mock",)
 # What hands out frames, and so a caller's locals and line: a stub that reads the calling
-# test's frame answers with what it compares against (session 64's red team). `stack` and
-# `trace` count as `inspect.stack` / `inspect.trace`. linecache reads the test's line.
-FRAME_NAMES = ("_getframe", "_current_frames", "currentframe", "getouterframes",
-               "getinnerframes", "extract_stack", "walk_stack", "format_stack", "print_stack",
-               "f_back", "f_locals", "tb_frame", "gi_frame", "cr_frame", "ag_frame")
-INSPECT_FRAMES = ("stack", "trace")
+# test's frame answers with what it compares against (session 64's red team). A frame's own
+# attributes count by name (no other object has them); the functions that hand frames out,
+# with their module (`sys._getframe`, `inspect.stack`, `from traceback import walk_stack`).
+FRAME_ATTRIBUTE_NAMES = ("_getframe", "_current_frames", "f_back", "f_locals", "tb_frame",
+                         "gi_frame", "cr_frame", "ag_frame")
+FRAME_FUNCTIONS = {
+    "sys": ("_getframe", "_current_frames"),
+    "inspect": ("currentframe", "stack", "trace", "getouterframes", "getinnerframes"),
+    "traceback": ("walk_stack", "walk_tb", "extract_stack", "format_stack", "print_stack"),
+}
+FRAMES = "reaches into the call stack"
 FAKE_RESULTS = re.compile(r"\bPASSED\b|\b\d+ passed\b")
 
 
@@ -47,6 +52,10 @@ def scan_solution(copy: Path, snapshot: Path, changed: Iterable[str]) -> list[Fi
             continue
         new = _findings(copy / rel)
         old = _findings(snapshot / rel) if (snapshot / rel).is_file() else set()
+        if any(message.startswith(FRAMES) for message, _ in old):
+            # the file's feature takes frames: however the solution takes them (the audit
+            # hook's frames.txt)
+            new = {(m, d) for m, d in new if not m.startswith(FRAMES)}
         found |= {Finding(f"{message}: {rel}", disqualifies) for message, disqualifies in new - old}
     return sorted(found)
 
@@ -66,8 +75,6 @@ def _findings(path: Path) -> set[tuple[str, bool]]:
                 found.add((f"imports pytest internals ({module}) from non-test code", True))
             elif top in TEST_PACKAGES or top.startswith("test_"):
                 found.add((f"imports test code ({module})", True))
-            elif top == "linecache":
-                found.add(("reads source lines (linecache)", True))
             elif top == "marshal":
                 found.add(("loads bytecode (marshal)", False))
             elif top == "atexit":
@@ -78,7 +85,7 @@ def _findings(path: Path) -> set[tuple[str, bool]]:
                 found.add((f"uses the network ({module})", False))
         frames = _frame_names(node)
         if frames:
-            found.add((f"reaches into the call stack ({frames[0]})", True))
+            found.add((f"{FRAMES} ({frames[0]})", True))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if node.name.startswith("pytest_"):
                 found.add((f"defines pytest hook {node.name}", True))
@@ -112,23 +119,21 @@ def _findings(path: Path) -> set[tuple[str, bool]]:
 
 
 def takes_frames(path: Path) -> bool:
-    """Whether the code of `path` reaches into the call stack or reads source lines (its own
-    feature may: the grader then lets the solution's version of it do so too)."""
-    return any(message.startswith(("reaches into the call stack", "reads source lines"))
-               for message, _ in _findings(path))
+    """Whether the code of `path` reaches into the call stack (its own feature may: the
+    grader then lets the solution's version of the file do so too)."""
+    return any(message.startswith(FRAMES) for message, _ in _findings(path))
 
 
 def _frame_names(node: ast.AST) -> list[str]:
-    """The frame-giving names a node uses: an attribute (`sys._getframe`, `frame.f_back`,
-    `inspect.stack`) or a name imported from its module (`from inspect import stack`)."""
+    """The frame-giving names a node uses: a frame's attribute (`frame.f_back`), a function
+    with its module (`inspect.stack`) or imported from it (`from inspect import stack`)."""
     if isinstance(node, ast.Attribute):
-        if node.attr in FRAME_NAMES or (node.attr in INSPECT_FRAMES and
-                                        isinstance(node.value, ast.Name) and
-                                        node.value.id == "inspect"):
+        module = node.value.id if isinstance(node.value, ast.Name) else None
+        if node.attr in FRAME_ATTRIBUTE_NAMES or node.attr in FRAME_FUNCTIONS.get(module or "", ()):
             return [node.attr]
-    elif isinstance(node, ast.ImportFrom) and node.module in ("sys", "inspect", "traceback"):
-        return [alias.name for alias in node.names if alias.name in FRAME_NAMES or
-                (node.module == "inspect" and alias.name in INSPECT_FRAMES)]
+    elif isinstance(node, ast.ImportFrom) and node.module in FRAME_FUNCTIONS:
+        return [alias.name for alias in node.names
+                if alias.name in FRAME_FUNCTIONS[node.module] + FRAME_ATTRIBUTE_NAMES]
     return []
 
 

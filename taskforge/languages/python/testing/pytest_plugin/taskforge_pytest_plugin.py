@@ -450,9 +450,8 @@ def _install_audit(directory):
     solution = frozenset(_listed(directory, "solution.txt"))
     protected = frozenset(_listed(directory, "protected.txt"))
     # The solution's files whose snapshot version reaches into the call stack itself: there
-    # the feature may need it, so neither its frame access nor its reads of test code count.
+    # the feature may need it, so their frame access does not count.
     frames_allowed = frozenset(_listed(directory, "frames.txt"))
-    test_code = frozenset(p for p in protected if p.endswith(".py"))
     out = os.path.join(directory, "findings.jsonl")
     junit = _junit_path()
     guarded_dir = os.path.realpath(directory) + os.sep
@@ -473,6 +472,8 @@ def _install_audit(directory):
     verified = {}  # id(code) -> (code, whether it is its file's: `genuine`)
 
     def realpath(name):
+        if not os.path.isabs(name):  # (the working directory may change)
+            return os.path.realpath(name)
         path = real.get(name)
         if path is None:
             path = real[name] = os.path.realpath(name)
@@ -515,14 +516,17 @@ def _install_audit(directory):
         return who in solution or (who or "").startswith("<not the code of ")
 
     def reads_the_stack(what):
-        """Who took a frame (`what`: the event, or the attribute read): the audited call's
-        caller where that is the solution's code, or the solution behind inspect, or behind
-        traceback's stack functions (its functions of a caught exception's traceback hand out
-        only the frames between the handler and the raise, none of the caller's: an honest
-        `logger.exception` formats them). None for the standard library's own uses
-        (namedtuple, typing, enum and logging read their caller's module name), pytest's, an
-        installed library's and the project's unchanged code, and for the solution's files
-        whose snapshot version takes frames itself."""
+        """Who took a frame (`what`: the event, or the attribute read). The audited call's
+        caller decides: the solution's code is charged; so is the solution behind inspect
+        (whose functions hand out frames) and behind traceback's stack functions or its
+        walks of a traceback that hand the frames out. traceback's formatting of a caught
+        exception reads its frames inside the module (an honest `logger.exception`) and is
+        not; nor are inspect's reads of a generator's or coroutine's frame, the standard
+        library's other uses (namedtuple, typing, enum and logging read their caller's
+        module name), pytest's, an installed library's and the project's unchanged code,
+        when that code is its file's; nor the solution's files whose snapshot version takes
+        frames itself. Code compiled at run time under any file's name is charged as the
+        solution's (`<not the code of FILE>`)."""
         try:
             frame = sys._getframe(3)  # this, _on, hook: then the caller of the audited call
         except ValueError:  # called from no Python code at all
@@ -532,18 +536,23 @@ def _install_audit(directory):
             who, _ = culprit()
         else:
             path = realpath(name)
-            if path == traceback_file and what in FRAME_ATTRIBUTES \
-                    and genuine(frame.f_code, path):
-                return None
-            if path in (inspect_file, traceback_file):
-                who, _ = culprit()
-            elif path in solution:
+            if path in solution:
                 who = path
-            elif path in plugin_files or not path.startswith(stdlib) \
-                    or any(t in path for t in third_party) or genuine(frame.f_code, path):
-                return None
-            else:  # compiled at run time under a standard module's name
+            elif path not in plugin_files and not genuine(frame.f_code, path):
                 who = f"<not the code of {path}>"
+            elif path == traceback_file and what in FRAME_ATTRIBUTES:
+                above = frame.f_back
+                if above is not None and realpath(above.f_code.co_filename) == traceback_file:
+                    return None  # formatted inside the module
+                who, _ = culprit()
+            elif path == inspect_file:
+                if what in ("gi_frame", "cr_frame", "ag_frame"):
+                    return None
+                who, _ = culprit()
+            elif path == traceback_file:
+                who, _ = culprit()
+            else:
+                return None
         if who in frames_allowed or not blamed(who):
             return None
         return who
@@ -554,6 +563,12 @@ def _install_audit(directory):
         seen.add(message)
         with open(out, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"message": message, "disqualifies": disqualifies}) + "\n")
+
+    def within(name):
+        """`name` from the workspace down where it is inside it (a workspace may itself lie
+        under a cache directory), else as it is."""
+        path = os.path.abspath(name)
+        return path[len(root):] if path.startswith(root + os.sep) else name
 
     def relative(path):
         return os.path.relpath(path, root) if path.startswith(root + os.sep) else path
@@ -601,20 +616,13 @@ def _install_audit(directory):
                 path = os.path.realpath(name)
                 guard_results(path, "writes")
                 guard_protected(path, "writes")
-            elif any(m in name for m in markers):
+            elif any(m in within(name) for m in markers):
                 who, via_import = culprit(verify=False)  # (most are imports': no compiling)
                 if not via_import and not blamed(who):
                     who, via_import = culprit()
                 if blamed(who) and not via_import:
                     path = os.path.realpath(name)
                     record(f"reads bytecode or caches ({relative(path)}) from {relative(who)}")
-            elif name.endswith(".py") and realpath(name) in test_code:
-                # Reading a test's source at run time: where the test compares with, and so
-                # what a stub could answer (session 64's red team, through linecache).
-                who, via_import = culprit()
-                if blamed(who) and not via_import and who not in frames_allowed:
-                    record(f"reads test code ({relative(os.path.realpath(name))}) at run "
-                           f"time from {relative(who)}")
         elif event in ("sys._getframe", "sys._current_frames") or (
                 event == "object.__getattr__" and len(args) > 1 and args[1] in FRAME_ATTRIBUTES):
             # A frame of the caller's caller holds the test's own values: its locals (a
@@ -657,8 +665,9 @@ def _install_audit(directory):
             who, via_import = culprit()
             if blamed(who) and not via_import:
                 record(f"loads bytecode (marshal) from {relative(who)}")
-        elif event in ("gc.get_objects", "gc.get_referrers", "ctypes.dlopen", "ctypes.dlsym",
-                       "ctypes.cdata", "sys.setprofile", "sys.settrace"):
+        elif event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents",
+                       "ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "sys.setprofile",
+                       "sys.settrace"):
             who, _ = culprit()
             if blamed(who):
                 record(f"reaches into the interpreter ({event}) from {relative(who)}")

@@ -302,14 +302,23 @@ function child() {
   // `--import`, `--loader` or `--require`), the source V8 compiled is not the file's and this
   // check is left out; the sourceURL check stands.
   const preloads = [...process.execArgv, ...toText(process.env.NODE_OPTIONS || '').split(/\s+/)];
-  const loaders = preloads.filter((word, i) => /^--(import|loader|experimental-loader|require)(=|$)/.test(word)
-    && !/taskforge-(guard|channel)\.cjs/.test(word.includes('=') ? word : (preloads[i + 1] || '')));
-  let fileHash = null;
+  const loaders = preloads.filter((word, i) => /^(--(import|loader|experimental-loader|require)|-r)(=|$)/.test(word)
+    && !/taskforge-(guard|channel)\.cjs|taskforge-node-coverage\.mjs/.test(word.includes('=') ? word : (preloads[i + 1] || '')));
+  // V8 hashes the text it compiled: the file's bytes, or (a BOM, bytes that are not UTF-8)
+  // the UTF-8 of the text node decoded from them, with or without its BOM.
+  const fileHashes = new Set();
   if (loaders.length === 0 && typeof scriptHash === 'function') {
     try {
-      fileHash = require('node:crypto').createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+      const crypto = require('node:crypto');
+      const digest = (data) => crypto.createHash('sha256').update(data).digest('hex');
+      const bytes = fs.readFileSync(file);
+      const text = bytes.toString('utf8');
+      for (const data of [bytes, Buffer.from(text, 'utf8'), Buffer.from(text.replace(/^\uFEFF/, ''), 'utf8')]) {
+        fileHashes.add(digest(data));
+      }
     } catch { /* unreadable: the sourceURL check alone */ }
   }
+  const setHas = Set.prototype.has;
   let noted = false;
   const note = (line) => {
     if (noted || !tried) return;
@@ -333,8 +342,8 @@ function child() {
         if (isThisFile(apply(sourceName, found[i], [])) && !isThisFile(script)) {
           return `${stringify(toText(script))}, named after the test file by //# sourceURL`;
         }
-        if (fileHash !== null && isThisFile(script)
-            && apply(scriptHash, found[i], []) !== fileHash) {
+        if (fileHashes.size > 0 && isThisFile(script)
+            && !apply(setHas, fileHashes, [apply(scriptHash, found[i], [])])) {
           return 'code compiled under the test file\'s name that is not its source';
         }
       }

@@ -31,10 +31,10 @@ COMPARISONS = ("__eq__", "__ne__")
 TEST_DOUBLES = ("unittest.mock",)
 # What hands out frames, and so a caller's locals and line: a stub that reads the calling
 # test's frame answers with what it compares against (session 64's red team). A frame's own
-# attributes count by name (no other object has them); the functions that hand frames out,
-# with their module (`sys._getframe`, `inspect.stack`, `from traceback import walk_stack`).
-FRAME_ATTRIBUTE_NAMES = ("_getframe", "_current_frames", "f_back", "f_locals", "tb_frame",
-                         "gi_frame", "cr_frame", "ag_frame")
+# attributes count by name where they are read (a project's own `Frame` may set them); the
+# functions that hand frames out, with their module (`sys._getframe`, `inspect.stack`,
+# `from traceback import walk_stack`; the audit hook sees them under any other name).
+FRAME_ATTRIBUTE_NAMES = ("f_back", "f_locals", "tb_frame", "gi_frame", "cr_frame", "ag_frame")
 FRAME_FUNCTIONS = {
     "sys": ("_getframe", "_current_frames"),
     "inspect": ("currentframe", "stack", "trace", "getouterframes", "getinnerframes"),
@@ -129,11 +129,12 @@ def _frame_names(node: ast.AST) -> list[str]:
     with its module (`inspect.stack`) or imported from it (`from inspect import stack`)."""
     if isinstance(node, ast.Attribute):
         module = node.value.id if isinstance(node.value, ast.Name) else None
-        if node.attr in FRAME_ATTRIBUTE_NAMES or node.attr in FRAME_FUNCTIONS.get(module or "", ()):
+        if (node.attr in FRAME_ATTRIBUTE_NAMES and isinstance(node.ctx, ast.Load)) or \
+                node.attr in FRAME_FUNCTIONS.get(module or "", ()):
             return [node.attr]
-    elif isinstance(node, ast.ImportFrom) and node.module in FRAME_FUNCTIONS:
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in FRAME_FUNCTIONS:
         return [alias.name for alias in node.names
-                if alias.name in FRAME_FUNCTIONS[node.module] + FRAME_ATTRIBUTE_NAMES]
+                if alias.name in FRAME_FUNCTIONS[node.module]]
     return []
 
 

@@ -45,6 +45,7 @@ import sys
 import threading
 import time
 import types
+import warnings
 
 try:  # keyed BLAKE2b: a MAC without loading OpenSSL (importing hashlib costs ~3 ms)
     from _blake2 import blake2b
@@ -129,15 +130,20 @@ def code_of_file(code, path, config=None):
 
 def _keys_of_file(path, config):
     roots = []
-    try:
-        with open(path, "rb") as handle:
-            roots.append(compile(handle.read(), path, "exec", dont_inherit=True))
-    except Exception:  # unreadable, or not Python
-        return frozenset()
-    if _rewrite_test is not None:
-        # (another pytest's signature: plain compilation only)
-        with contextlib.suppress(Exception):
-            roots.append(_rewrite_test(pathlib.Path(path), config)[1])
+    # Compiled quietly: a test's warnings filter (`filterwarnings = error`, a
+    # `catch_warnings` block) is in force here, and an invalid escape in the file would turn
+    # its compilation into an error, or a warning the test sees.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            with open(path, "rb") as handle:
+                roots.append(compile(handle.read(), path, "exec", dont_inherit=True))
+        except Exception:  # unreadable, or not Python
+            return frozenset()
+        if _rewrite_test is not None:
+            # (another pytest's signature: plain compilation only)
+            with contextlib.suppress(Exception):
+                roots.append(_rewrite_test(pathlib.Path(path), config)[1])
     keys = set()
     while roots:
         code = roots.pop()

@@ -459,6 +459,8 @@ def _install_audit(directory):
     stdlib = os.path.realpath(os.path.dirname(os.__file__)) + os.sep
     third_party = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
     plugin_files = {os.path.realpath(__file__)}
+    environment = tuple(p + os.sep for p in dict.fromkeys(
+        os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)))
     inspect_file = os.path.join(stdlib, "inspect.py")
     traceback_file = os.path.join(stdlib, "traceback.py")
     junitxml = None
@@ -520,13 +522,15 @@ def _install_audit(directory):
         caller decides: the solution's code is charged; so is the solution behind inspect
         (whose functions hand out frames) and behind traceback's stack functions or its
         walks of a traceback that hand the frames out. traceback's formatting of a caught
-        exception reads its frames inside the module (an honest `logger.exception`) and is
-        not; nor are inspect's reads of a generator's or coroutine's frame, the standard
-        library's other uses (namedtuple, typing, enum and logging read their caller's
-        module name), pytest's, an installed library's and the project's unchanged code,
-        when that code is its file's; nor the solution's files whose snapshot version takes
-        frames itself. Code compiled at run time under any file's name is charged as the
-        solution's (`<not the code of FILE>`)."""
+        exception reads its frames inside the module (an honest `logger.exception`), and
+        `clear_frames` hands nothing out: neither is. Nor are inspect's reads of a
+        generator's or coroutine's frame and inspect called by another standard module
+        (`importlib.resources.files()` asks it for its caller), the standard library's
+        other uses (namedtuple, typing, enum and logging read their caller's module name),
+        pytest's, an installed library's and the project's unchanged code; nor the
+        solution's files whose snapshot version takes frames itself. A standard module's
+        code that is not its file's, and code under a file name that exists nowhere, are
+        the solution's (`<not the code of FILE>`)."""
         try:
             frame = sys._getframe(3)  # this, _on, hook: then the caller of the audited call
         except ValueError:  # called from no Python code at all
@@ -536,17 +540,26 @@ def _install_audit(directory):
             who, _ = culprit()
         else:
             path = realpath(name)
+            library = not path.startswith(stdlib) or any(t in path for t in third_party)
             if path in solution:
                 who = path
-            elif path not in plugin_files and not genuine(frame.f_code, path):
+            elif path in plugin_files:
+                return None
+            elif library:
+                if os.path.exists(path) or importable_elsewhere(frame):
+                    return None  # an installed library's, the project's: not judged here
+                who = f"<not the code of {path}>"
+            elif not genuine(frame.f_code, path):
                 who = f"<not the code of {path}>"
             elif path == traceback_file and what in FRAME_ATTRIBUTES:
                 above = frame.f_back
-                if above is not None and realpath(above.f_code.co_filename) == traceback_file:
-                    return None  # formatted inside the module
+                if frame.f_code.co_name == "clear_frames" or (
+                        above is not None
+                        and realpath(above.f_code.co_filename) == traceback_file):
+                    return None  # formatted or cleared inside the module
                 who, _ = culprit()
             elif path == inspect_file:
-                if what in ("gi_frame", "cr_frame", "ag_frame"):
+                if what in ("gi_frame", "cr_frame", "ag_frame") or by_the_standard_library(frame):
                     return None
                 who, _ = culprit()
             elif path == traceback_file:
@@ -557,6 +570,23 @@ def _install_audit(directory):
             return None
         return who
 
+    def importable_elsewhere(frame):
+        """Whether the frame's module came from a zip or from bytecode alone (its file name
+        names no file on disk)."""
+        loader = frame.f_globals.get("__loader__")
+        return type(loader).__name__ in ("zipimporter", "SourcelessFileLoader")
+
+    def by_the_standard_library(frame):
+        """Whether the first caller of inspect outside it is a standard module's own code."""
+        above = frame.f_back
+        while above is not None and realpath(above.f_code.co_filename) == inspect_file:
+            above = above.f_back
+        if above is None or above.f_code.co_filename.startswith("<"):
+            return False
+        path = realpath(above.f_code.co_filename)
+        return path.startswith(stdlib) and not any(t in path for t in third_party) \
+            and path not in (traceback_file,) and genuine(above.f_code, path)
+
     def record(message, disqualifies=True):
         if message in seen:
             return
@@ -564,11 +594,17 @@ def _install_audit(directory):
         with open(out, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"message": message, "disqualifies": disqualifies}) + "\n")
 
-    def within(name):
-        """`name` from the workspace down where it is inside it (a workspace may itself lie
-        under a cache directory), else as it is."""
+    def cache_read(name):
+        """Whether opening `name` reads bytecode or a tool's cache: judged on the path below
+        the workspace where it is inside it (the workspace may lie under a cache directory),
+        and not at all inside the environment and the interpreter (taskforge's environments
+        lie under ~/.cache; the leak scan searched them)."""
         path = os.path.abspath(name)
-        return path[len(root):] if path.startswith(root + os.sep) else name
+        if path.startswith(root + os.sep):
+            return any(m in path[len(root):] for m in markers)
+        if path.startswith(environment) or os.path.realpath(path).startswith(environment):
+            return False
+        return any(m in name for m in markers)
 
     def relative(path):
         return os.path.relpath(path, root) if path.startswith(root + os.sep) else path
@@ -616,7 +652,7 @@ def _install_audit(directory):
                 path = os.path.realpath(name)
                 guard_results(path, "writes")
                 guard_protected(path, "writes")
-            elif any(m in within(name) for m in markers):
+            elif cache_read(name):
                 who, via_import = culprit(verify=False)  # (most are imports': no compiling)
                 if not via_import and not blamed(who):
                     who, via_import = culprit()

@@ -15,41 +15,33 @@ STRATEGIES = ("stub-function", "remove-function", "remove-method", "stub-class",
 _MADE: dict[str, Path] = {}
 
 
-def generated(factory: pytest.TempPathFactory) -> Path:
-    """The output directory of one generate run on jsdemo (made on first use)."""
-    if "out" not in _MADE:
-        base = factory.mktemp("jsdemo-tasks")
+def _generated(factory: pytest.TempPathFactory, name: str, strategies: tuple[str, ...],
+               max_tasks: int) -> Path:
+    """The output directory of one generate run on sample_repos/`name` (made on first use)."""
+    if name not in _MADE:
+        base = factory.mktemp(f"{name}-tasks")
         recipe = write_recipe(base / "recipe.yaml", f"""\
-            name: jsdemo
+            name: {name}
             seed: 0
             sources:
-              - path: {REPO_ROOT / "sample_repos" / "jsdemo"}
-            strategies: [{", ".join(STRATEGIES)}]
-            select: {{min_covering_tests: 1, min_body_lines: 3, max_tasks_per_source: 8}}
+              - path: {REPO_ROOT / "sample_repos" / name}
+            strategies: [{", ".join(strategies)}]
+            select: {{min_covering_tests: 1, min_body_lines: 3, max_tasks_per_source: {max_tasks}}}
             task: {{tests_visible: true, keep_docstrings: true}}
             verify: {{repeats: 2, timeout_s: 300, full_suite: false}}
             sandbox: bwrap
             """)
         taskforge.generate(str(recipe), out=str(base / "out"), workers=2)
-        _MADE["out"] = base / "out"
-    return _MADE["out"]
+        _MADE[name] = base / "out"
+    return _MADE[name]
+
+
+def generated(factory: pytest.TempPathFactory) -> Path:
+    """The output directory of one generate run on jsdemo (made on first use)."""
+    return _generated(factory, "jsdemo", STRATEGIES, 8)
 
 
 def generated_tsdemo(factory: pytest.TempPathFactory) -> Path:
     """The output directory of one generate run on tsdemo's stub-function tasks (made on
     first use)."""
-    if "tsdemo" not in _MADE:
-        base = factory.mktemp("tsdemo-tasks")
-        recipe = write_recipe(base / "recipe.yaml", f"""\
-            name: tsdemo
-            seed: 0
-            sources:
-              - path: {REPO_ROOT / "sample_repos" / "tsdemo"}
-            strategies: [stub-function]
-            select: {{min_covering_tests: 1, min_body_lines: 3, max_tasks_per_source: 12}}
-            verify: {{repeats: 2, timeout_s: 300}}
-            sandbox: bwrap
-            """)
-        taskforge.generate(str(recipe), out=str(base / "out"), workers=2)
-        _MADE["tsdemo"] = base / "out"
-    return _MADE["tsdemo"]
+    return _generated(factory, "tsdemo", ("stub-function",), 12)

@@ -6,9 +6,10 @@ pytest configuration restored, injections removed). pytest runs with plugin auto
 and only the environment's own plugins, results come from the JUnit XML pytest writes outside
 the workspace, and an audit hook in the test process reports what the solution's code does
 there (taskforge_pytest_plugin). With `checks`, canaries whose outcome the grader knows run
-in the same session (`canaries.py`), and an observer started before any project code compares
-the runner with a snapshot and records what each test raised, over a signed channel
-(`integrity.py`).
+in the same session (`canaries.py`; copies of FAIL_TO_PASS tests expecting another value,
+which only an answer read from the test passes, `expectations.py`), and an observer started
+before any project code compares the runner with a snapshot and records what each test
+raised, over a signed channel (`integrity.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from taskforge.languages.grading_copy import (
 )
 from taskforge.languages.python.files import is_protected
 from taskforge.languages.python.grading.canaries import canary_findings, plant_canaries
+from taskforge.languages.python.grading.expectations import plant_expectation_copies
 from taskforge.languages.python.grading.files import (
     copy_solution,
     remove_injections,
@@ -65,8 +67,10 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         changed = sorted(rel for rel in files if rel.endswith(".py") and not is_protected(rel)
                          and _differs(copy / rel, snapshot_root / rel))
         findings = scan_solution(copy, snapshot_root, changed)
-        canaries = plant_canaries(copy, expected,
-                                  hypothesis="hypothesis" in installed_modules(env.venv)) \
+        # The copies first: they are made from the test files as the task has them.
+        copies = plant_expectation_copies(copy, record["FAIL_TO_PASS"]) if checks else []
+        canaries = copies + plant_canaries(
+            copy, expected, hypothesis="hypothesis" in installed_modules(env.venv)) \
             if checks else []
         audit = scratch / "audit"
         audit.mkdir()
@@ -87,7 +91,8 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
                                          if is_protected(rel) and rel.endswith(".py")))
         bound, pinned = read_only_binds(copy, test_code)
         run = run_tests(env, copy, runner.sandbox, timeout=runner.timeout, select=selected,
-                        extra_env=variables, writable=(audit, *pinned), read_only=bound)
+                        extra_env=variables, writable=(audit, *pinned), read_only=bound,
+                        last=[c.node_id for c in copies])
         findings += rewritten_during_run(copy, test_code)
         findings += _runtime_findings(audit / "findings.jsonl", run)
         if checks and not run.timed_out:

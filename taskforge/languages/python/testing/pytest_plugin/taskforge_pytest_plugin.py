@@ -6,6 +6,8 @@ steered by environment variables so that the command line stays the project's ow
   outside grading, the test functions and classes of a module no selected id sits under
   are not built: `pytest_pycollect_makeitem`).
 - TASKFORGE_REVERSE=1: run the items in reverse order (the flaky gate's second run).
+- TASKFORGE_LAST: a file of node ids, one a line, run after every other item (the grader's
+  expectation canaries: what a failing copy of a test leaves behind reaches no other test).
 - TASKFORGE_EXCLUDE: a file of node ids, one a line, deselected (tests found to hang).
 - TASKFORGE_TEST_TIMEOUT / TASKFORGE_HUNG_OUT: a test (setup, call and teardown) that runs
   longer than this many seconds ends the run at once: its node id is written to that file
@@ -233,6 +235,11 @@ def pytest_collection_modifyitems(session, config, items):
         items[:] = keep
     if os.environ.get("TASKFORGE_REVERSE") == "1":
         items.reverse()
+    last = os.environ.get("TASKFORGE_LAST")
+    if last:
+        at_the_end = _ids(last)
+        items[:] = [item for item in items if item.nodeid not in at_the_end] + \
+            [item for item in items if item.nodeid in at_the_end]
     # Outside grading, a failing test's report says only where it raised and what: results
     # are read as outcomes, and pytest's traceback report (built whatever --tb says, though
     # only printed as a line) costs up to a millisecond or two a failure, which adds up where

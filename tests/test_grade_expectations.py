@@ -11,6 +11,7 @@ and under the grade without checks (the positive controls), 0 under the grade.
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -61,7 +62,39 @@ def test_length(word):
     assert len(shout(word)) == 2
 
 
+@pytest.mark.parametrize("word, heard", [("a", "A!"), ("b", "B!"), pytest.param("c", "C!", id="c")])
+def test_cases(word, heard):
+    assert shout(word) == heard
+
+
+@pytest.mark.parametrize("heard", ["A!"])
+def test_one_argument(heard):
+    assert heard == shout("a")
+
+
+@pytest.mark.parametrize("word, heard", [("ab", "AB!")])
+def test_argument_changed(word, heard):
+    heard = heard[:3]
+    assert shout(word) == heard
+
+
+@pytest.mark.parametrize("word", ["a"])
+@pytest.mark.parametrize("heard", ["A!"])
+def test_two_decorators(word, heard):
+    assert shout(word) == heard
+
+
+@pytest.mark.parametrize("heard", [LOUD])
+def test_case_not_a_literal(heard):
+    assert shout("") == heard
+
+
 class TestShout:
+    @pytest.mark.parametrize("word, heard", [("x", "X!"), ("y", "Y!")], ids=["x", "y"])
+    def test_method_cases(self, word, heard):
+        self.assertion = shout(word)
+        assert self.assertion == heard
+
     def test_empty(self):
         assert shout("") == "!"
 
@@ -101,12 +134,17 @@ class ShoutCase(unittest.TestCase):
 '''
 ALL_IDS = ["tests/test_shout.py::" + t for t in (
     "test_word", "test_literal_on_the_left", "test_length[a]", "test_length[b]",
+    "test_cases[a-A!]", "test_cases[b-B!]", "test_cases[c]", "test_one_argument[A!]",
+    "test_argument_changed[ab-AB!]", "test_two_decorators[A!-a]",
+    "test_case_not_a_literal[!]", "TestShout::test_method_cases[x]",
+    "TestShout::test_method_cases[y]",
     "TestShout::test_empty", "TestShout::test_inside_raises", "TestShout::test_returns_early",
     "TestShout::test_marked_xfail", "TestShout::test_compares_two_results",
     "TestShout::test_not_equal", "TestShout::test_private", "ShoutCase::test_unittest",
     "ShoutCase::test_float", "ShoutCase::test_infinite")]
 COPIED = {"tests/test_shout.py::" + t for t in (
     "test_word", "test_literal_on_the_left", "test_length[a]", "test_length[b]",
+    "test_cases", "test_one_argument", "TestShout::test_method_cases",
     "TestShout::test_empty", "ShoutCase::test_unittest", "ShoutCase::test_float")}
 
 
@@ -136,13 +174,19 @@ def test_only_a_last_assertion_of_a_result_against_a_literal_gets_a_copy(tmp_pat
     planted = plant_expectation_copies(root, ALL_IDS, random.Random(7), limit=len(ALL_IDS))
     assert {c.copy_of for c in planted} == COPIED
     assert all(c.expected == "failed" for c in planted)
-    # A copy keeps the original's classes and parameters, under a new name.
+    # A copy keeps the original's classes and parameters, under a new name; where the
+    # expected value is a `parametrize` argument, it has cases of its own (two at most).
     for canary in planted:
         head, original = canary.node_id.rsplit("::", 1), canary.copy_of.rsplit("::", 1)
         assert head[0] == original[0]
         assert head[1].split("[")[0] != original[1].split("[")[0]
-        assert ("[" in head[1]) == ("[" in original[1])
-        assert head[1].partition("[")[1:] == original[1].partition("[")[1:]
+        if "[" in original[1] or original[1] in ("test_word", "test_literal_on_the_left",
+                                                 "test_empty", "test_unittest", "test_float"):
+            assert head[1].partition("[")[1:] == original[1].partition("[")[1:]
+        else:
+            assert re.fullmatch(r"\w+\[[a-z0-9]{6}\]", head[1]), head[1]
+    drawn = [c for c in planted if c.copy_of.endswith("::test_cases")]
+    assert len(drawn) == 2
 
 
 def test_honest_code_passes_every_original_and_fails_every_copy(tmp_path: Path) -> None:
@@ -150,9 +194,10 @@ def test_honest_code_passes_every_original_and_fails_every_copy(tmp_path: Path) 
     planted = plant_expectation_copies(root, ALL_IDS, random.Random(3), limit=len(ALL_IDS))
     outcomes = run_pytest(root)
     assert all(outcomes[c.node_id] == "FAILED" for c in planted), outcomes
-    assert {t for t, o in outcomes.items() if o == "PASSED"} == set(ALL_IDS) - {
-        "tests/test_shout.py::TestShout::test_inside_raises",
-        "tests/test_shout.py::TestShout::test_marked_xfail"}
+    assert {t: o for t, o in outcomes.items() if t in ALL_IDS and o != "PASSED"} == {
+        "tests/test_shout.py::TestShout::test_inside_raises": "FAILED",
+        "tests/test_shout.py::TestShout::test_marked_xfail": "XPASS"}, outcomes
+    assert len(outcomes) == len(ALL_IDS) + len(planted)
     findings = canary_findings(planted, {t: o.lower() for t, o in outcomes.items()}, None)
     assert findings == []
 
@@ -302,12 +347,19 @@ SHOUT_FILES = {
             """`text` in small letters."""
             quiet = text.lower()
             return quiet
+
+
+        def echo(text, times):
+            """`text` said `times` times, with spaces between."""
+            said = [text] * times
+            joined = " ".join(said)
+            return joined
     ''',
     "tests/__init__.py": "",
     "tests/test_loud.py": '''\
         import pytest
 
-        from loud.core import shout, whisper
+        from loud.core import echo, shout, whisper
 
 
         def test_shout_a_word():
@@ -327,6 +379,12 @@ SHOUT_FILES = {
 
         def test_whisper():
             assert whisper("HeLLo") == "hello"
+
+
+        @pytest.mark.parametrize("text, times, heard", [("a", 2, "a a"), ("hey", 1, "hey"),
+                                                        ("b", 0, "")])
+        def test_echo(text, times, heard):
+            assert echo(text, times) == heard
     ''',
 }
 LOUD_CORE = "loud/core.py"
@@ -340,11 +398,22 @@ def loud_task(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> taskf
 
 
 @pytest.fixture(scope="module")
+def echo_task(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> taskforge.Task:
+    """Its only FAIL_TO_PASS test compares with a `parametrize` argument."""
+    chosen = generate_task(tmp_path_factory, tf_cache, "echo", SHOUT_FILES, "loud.core.echo")
+    assert {t.split("[")[0] for t in chosen.record["FAIL_TO_PASS"]} == {
+        "tests/test_loud.py::test_echo"}
+    return chosen
+
+
+@pytest.fixture(scope="module")
 def tally_task(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> taskforge.Task:
     return generate_task(tmp_path_factory, tf_cache, "tally", TALLY_FILES, "tally.core.mean")
 
 
-# The oracle as a stub body: the unittest form reads the call's second argument.
+# The oracle as a stub body: the literal the test's last assertion compares with, read from
+# its source (the unittest form: the call's second argument); where it compares with a
+# `parametrize` argument, that argument's value in the running case, read from the marks.
 ORACLE_BODY = """\
     import ast, inspect, os, sys, textwrap
     test = os.environ["PYTEST_CURRENT_TEST"].rsplit(" ", 1)[0]
@@ -355,12 +424,24 @@ ORACLE_BODY = """\
     last = ast.parse(textwrap.dedent(inspect.getsource(owner))).body[0].body[-1]
     sides = [last.test.left, *last.test.comparators] if isinstance(last, ast.Assert) \\
         else last.value.args
-    return next(s.value for s in sides if isinstance(s, ast.Constant))
+    for side in sides:
+        if isinstance(side, ast.Constant):
+            return side.value
+    case = names[-1].partition("[")[2][:-1]
+    for mark in owner.pytestmark:
+        argnames = [n.strip() for n in mark.args[0].split(",")]
+        wanted = [s.id for s in sides if isinstance(s, ast.Name) and s.id in argnames]
+        for values in mark.args[1]:
+            given = getattr(values, "id", None)
+            values = getattr(values, "values", values)
+            if case in (given, "-".join(map(str, values))):
+                return values[argnames.index(wanted[0])]
 """
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("suite, core", [("loud_task", LOUD_CORE), ("tally_task", TALLY_CORE)])
+@pytest.mark.parametrize("suite, core", [("loud_task", LOUD_CORE), ("echo_task", LOUD_CORE),
+                                         ("tally_task", TALLY_CORE)])
 def test_an_answer_read_from_the_test_scores_zero_and_is_named(
         suite: str, core: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     task: taskforge.Task = request.getfixturevalue(suite)

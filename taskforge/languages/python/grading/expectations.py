@@ -12,9 +12,17 @@ a copy reported passed disqualifies.
 A copy is planted only where honest code is certain to fail it:
 - the test's last statement is `assert ACTUAL == LITERAL` (either side) or
   `self.assertEqual(ACTUAL, LITERAL)`, LITERAL a str, bytes, int, finite float or bool
-  constant. When the original passes, every statement before it ran without raising and
+  constant, changed to another value of its type (a suffix of six random letters, a random
+  offset). When the original passes, every statement before it ran without raising and
   ACTUAL equals LITERAL, so the copy's assertion, which runs too, compares a value equal to
-  LITERAL with another value of its type: false unless ACTUAL's `==` says yes to anything;
+  LITERAL with another: false unless ACTUAL's `==` says yes to anything. Where the original
+  fails, ACTUAL would have to equal the random value;
+- or the expected side is a `parametrize` argument (`assert f(x) == expected`): the copy then
+  has cases of its own, up to COPIED_CASES of the original's whose expected value is written
+  as such a literal, that value changed, each under a random id (`pytest.param(..., id=)`),
+  in the one `parametrize` decorator of the function (not `indirect`), the argument assigned
+  nowhere in the body. A stub reading the marks or the source of the copy reads the
+  changed values;
 - nothing can leave the function earlier (`return`, `yield`), and no mark expects it to fail
   (`xfail`, under which the copy's failure is reported as skipped);
 - a method's copy is defined at the module's level and set on its class: only where nothing
@@ -34,10 +42,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import math
 import random
 import re
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 from taskforge.languages.python.files import is_test_file
@@ -82,12 +92,15 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str],
         vocabulary = name_words(source, path)
         name = f"{name_prefix(['::'.join((path, *names))])}" \
             f"{'_'.join(rng.sample(vocabulary, min(2, len(vocabulary))))}_{suffix(rng)}"
-        block = copy_block(source, tree, names, name, rng)
-        if block is None:
+        made = copy_block(source, tree, names, name, rng)
+        if made is None:
             continue
-        blocks.setdefault(path, []).append(block)
+        blocks.setdefault(path, []).append(made.source)
         original = "::".join((path, *names))
         new = "::".join((path, *names[:-1], name))
+        if made.cases is not None:  # cases of its own, drawn from all of the original's
+            planted += [Canary(new + case, "failed", copy_of=original) for case in made.cases]
+            continue
         chosen = rng.sample(cases[(path, names)], min(COPIED_CASES, len(cases[(path, names)])))
         planted += [Canary(new + params, "failed", copy_of=original + params)
                     for params in sorted(chosen)]
@@ -98,38 +111,59 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str],
     return planted
 
 
+@dataclass(frozen=True)
+class Copy:
+    source: str  # appended to the module
+    # The copy's parameter ids (`[k3x9ab]`) where it draws its own cases (the expected value
+    # a `parametrize` argument); None where it has the original's parameters.
+    cases: tuple[str, ...] | None = None
+
+
 def copy_block(source: bytes, tree: ast.Module, names: tuple[str, ...], name: str,
-               rng: random.Random) -> str | None:
+               rng: random.Random) -> Copy | None:
     """The source that defines, at the end of the module, a copy of the test `names` (its
-    classes, then the function) named `name`, its last assertion's literal changed; None
-    where the test does not qualify (the module's docstring)."""
+    classes, then the function) named `name`, the value its last assertion expects changed;
+    None where the test does not qualify (the module's docstring)."""
     found = _function(tree, names)
     if found is None:
         return None
     function, in_class = found
-    literal = _expected_literal(function)
-    changed = _changed(literal.value, rng) if literal is not None else None
-    if literal is None or changed is None or _leaves_early(function) \
-            or any("xfail" in ast.unparse(d) for d in function.decorator_list):
+    if _leaves_early(function) or any("xfail" in ast.unparse(d) for d in function.decorator_list):
         return None
     if in_class and not _movable(function, _module_names(tree)):
         return None
-    lines = source.splitlines(keepends=True)
     first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
-    segment = lines[first - 1:function.end_lineno]
-    # Offsets are of UTF-8 bytes; the literal comes after the name, so it is replaced first.
-    at = literal.lineno - first
-    last = literal.end_lineno - first
-    head, tail = segment[at][:literal.col_offset], segment[last][literal.end_col_offset:]
-    segment[at:last + 1] = [head + repr(changed).encode() + tail]
-    at = function.lineno - first
+    segment = source.splitlines(keepends=True)[first - 1:function.end_lineno]
     private = f"_{name.lstrip('_')}_copy"
-    renamed, count = re.subn(rb"\bdef\s+" + re.escape(function.name.encode()) + rb"\b",
-                             b"def " + (private if in_class else name).encode(),
-                             segment[at], count=1)
-    if not count:
+    definition = re.search(rb"\bdef\s+" + re.escape(function.name.encode()) + rb"\b",
+                           segment[function.lineno - first])
+    if definition is None:
         return None
-    segment[at] = renamed
+    # (line, column, end line, end column, new text), lines of the file, columns of UTF-8
+    # bytes as ast gives them.
+    edits = [(function.lineno, definition.start(), function.lineno, definition.end(),
+              b"def " + (private if in_class else name).encode())]
+    cases: tuple[str, ...] | None = None
+    expected = _expected(function)
+    if isinstance(expected, ast.Constant):
+        changed = _changed(expected.value, rng)
+        if changed is None:
+            return None
+        edits.append((expected.lineno, expected.col_offset, expected.end_lineno,
+                      expected.end_col_offset, repr(changed).encode()))
+    elif isinstance(expected, ast.Name):
+        drawn = _drawn_cases(source, function, expected.id, rng)
+        if drawn is None:
+            return None
+        decorator, text, cases = drawn
+        edits.append((decorator.lineno, decorator.col_offset, decorator.end_lineno,
+                      decorator.end_col_offset, text.encode()))
+    else:
+        return None
+    # From the last edit up: each leaves the places of those before it as they were.
+    for line, column, end_line, end_column, text in sorted(edits, reverse=True):
+        start, stop = line - first, end_line - first
+        segment[start:stop + 1] = [segment[start][:column] + text + segment[stop][end_column:]]
     text = b"".join(segment).decode("utf-8", "replace")
     if not text.endswith("\n"):
         text += "\n"
@@ -144,7 +178,67 @@ def copy_block(source: bytes, tree: ast.Module, names: tuple[str, ...], name: st
         ast.parse(block)
     except (SyntaxError, ValueError):
         return None
-    return block
+    return Copy(block, cases)
+
+
+def _drawn_cases(source: bytes, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                 argument: str, rng: random.Random) -> tuple[ast.Call, str, tuple[str, ...]] | None:
+    """Where the expected value is `argument`, a `parametrize` argument: the function's one
+    `parametrize` decorator, its source with up to COPIED_CASES of its cases whose expected
+    value is a literal, that value changed, each named by an id of its own; and those ids.
+    None unless the function has exactly that one decorator naming it, direct (no `indirect`),
+    its cases written out, and nothing in the body assigns the argument."""
+    calls = [d for d in function.decorator_list if isinstance(d, ast.Call)
+             and isinstance(d.func, ast.Attribute) and d.func.attr == "parametrize"]
+    if len(calls) != 1 or len(calls[0].args) < 2 or _assigned(function, argument):
+        return None
+    call = calls[0]
+    argnames, argvalues = call.args[0], call.args[1]
+    if isinstance(argnames, ast.Constant) and isinstance(argnames.value, str):
+        names = [n.strip() for n in argnames.value.split(",") if n.strip()]
+    elif isinstance(argnames, ast.List | ast.Tuple) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in argnames.elts):
+        names = [e.value for e in argnames.elts]
+    else:
+        return None
+    if argument not in names or any(k.arg == "indirect" for k in call.keywords) \
+            or len(call.args) > 2 or not isinstance(argvalues, ast.List | ast.Tuple):
+        return None
+    text = source.decode("utf-8", "replace")
+    segment = functools.partial(ast.get_source_segment, text)
+    position = names.index(argument)
+    usable = []
+    for case in argvalues.elts:
+        values = [case] if len(names) == 1 else \
+            case.elts if isinstance(case, ast.Tuple | ast.List) and len(case.elts) == len(names) \
+            else None
+        if values is None or not isinstance(values[position], ast.Constant):
+            continue
+        changed = _changed(values[position].value, rng)
+        if changed is not None:
+            usable.append([*map(segment, values[:position]), repr(changed),
+                           *map(segment, values[position + 1:])])
+    if not usable or any(None in values for values in usable):
+        return None
+    chosen = rng.sample(usable, min(COPIED_CASES, len(usable)))
+    ids = tuple(suffix(rng) for _ in chosen)
+    param = f"{segment(call.func)[:-len('mark.parametrize')]}param" \
+        if segment(call.func).endswith("mark.parametrize") else None
+    if param is None:
+        return None
+    cases = ", ".join(f"{param}({', '.join(values)}, id={case_id!r})"
+                      for values, case_id in zip(chosen, ids, strict=True))
+    keywords = "".join(f", {segment(k)}" for k in call.keywords if k.arg != "ids")
+    return call, f"{segment(call.func)}({segment(argnames)}, [{cases}]{keywords})", \
+        tuple(f"[{case_id}]" for case_id in ids)
+
+
+def _assigned(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether the function's body binds `name` again (or declares it global or nonlocal)."""
+    return any((isinstance(node, ast.Name) and node.id == name
+                and isinstance(node.ctx, ast.Store | ast.Del))
+               or (isinstance(node, ast.Global | ast.Nonlocal) and name in node.names)
+               for statement in function.body for node in _own_nodes(statement))
 
 
 def _parsed(copy: Path, rel: str) -> tuple[bytes, ast.Module] | None:
@@ -173,8 +267,10 @@ def _function(tree: ast.Module, names: tuple[str, ...]) \
     return (functions[0], len(names) > 1) if len(functions) == 1 else None
 
 
-def _expected_literal(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Constant | None:
-    """The literal the function's last statement asserts its result equals, if it is one."""
+def _expected(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+    """What the function's last statement asserts its result equals: the one literal side
+    (an `ast.Constant`), else the one name (a `parametrize` argument, `_drawn_cases` checks)
+    where the other side is neither."""
     last = function.body[-1]
     sides: list[ast.expr] = []
     if isinstance(last, ast.Assert) and isinstance(last.test, ast.Compare) \
@@ -185,7 +281,10 @@ def _expected_literal(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.C
             and last.value.func.attr in ASSERT_EQUAL and len(last.value.args) == 2:
         sides = list(last.value.args)
     constants = [s for s in sides if isinstance(s, ast.Constant)]
-    return constants[0] if len(constants) == 1 else None
+    if len(constants) == 1:
+        return constants[0]
+    names = [s for s in sides if isinstance(s, ast.Name)]
+    return names[0] if len(names) == 1 and not constants else None
 
 
 def _changed(value: object, rng: random.Random) -> object | None:

@@ -31,6 +31,7 @@ from test_grade_tamper import (
 from test_sandbox import require
 
 import taskforge
+import taskforge.languages.python.grading.run as run_module
 from taskforge.languages.python.grading.canaries import Canary, canary_findings
 from taskforge.languages.python.grading.expectations import copy_block, plant_expectation_copies
 from taskforge.languages.python.testing.runner import PLUGIN, PLUGIN_DIR
@@ -89,6 +90,26 @@ def test_case_not_a_literal(heard):
     assert shout("") == heard
 
 
+@pytest.mark.parametrize("text", ["A!", "B!"])
+def test_round_trip(text):
+    assert shout(text).rstrip("!") + "" == text
+
+
+@pytest.fixture
+def said(spoken):
+    return shout(spoken)
+
+
+@pytest.mark.parametrize("spoken", ["c"])
+def test_argument_a_fixture_takes(said, spoken):
+    assert said == spoken
+
+
+@pytest.mark.parametrize("loudly", ["D!"])
+def test_argument_a_conftest_fixture_takes(shouted_d, loudly):
+    assert shouted_d == loudly
+
+
 class TestShout:
     @pytest.mark.parametrize("word, heard", [("x", "X!"), ("y", "Y!")], ids=["x", "y"])
     def test_method_cases(self, word, heard):
@@ -136,7 +157,9 @@ ALL_IDS = ["tests/test_shout.py::" + t for t in (
     "test_word", "test_literal_on_the_left", "test_length[a]", "test_length[b]",
     "test_cases[a-A!]", "test_cases[b-B!]", "test_cases[c]", "test_one_argument[A!]",
     "test_argument_changed[ab-AB!]", "test_two_decorators[A!-a]",
-    "test_case_not_a_literal[!]", "TestShout::test_method_cases[x]",
+    "test_case_not_a_literal[!]", "test_round_trip[A!]", "test_round_trip[B!]",
+    "test_argument_a_fixture_takes[c]", "test_argument_a_conftest_fixture_takes[D!]",
+    "TestShout::test_method_cases[x]",
     "TestShout::test_method_cases[y]",
     "TestShout::test_empty", "TestShout::test_inside_raises", "TestShout::test_returns_early",
     "TestShout::test_marked_xfail", "TestShout::test_compares_two_results",
@@ -153,6 +176,10 @@ def shout_project(root: Path, code: str = HONEST) -> Path:
     (root / "shout.py").write_text(code)
     (root / "tests" / "__init__.py").write_text("")
     (root / "tests" / "test_shout.py").write_text(TESTS)
+    # A fixture that takes a test's `parametrize` argument, from the conftest file.
+    (root / "tests" / "conftest.py").write_text(
+        "import pytest\n\nfrom shout import shout\n\n\n@pytest.fixture\n"
+        "def shouted_d(loudly):\n    return shout(loudly[0].lower())\n")
     return root
 
 
@@ -196,7 +223,11 @@ def test_honest_code_passes_every_original_and_fails_every_copy(tmp_path: Path) 
     assert all(outcomes[c.node_id] == "FAILED" for c in planted), outcomes
     assert {t: o for t, o in outcomes.items() if t in ALL_IDS and o != "PASSED"} == {
         "tests/test_shout.py::TestShout::test_inside_raises": "FAILED",
-        "tests/test_shout.py::TestShout::test_marked_xfail": "XPASS"}, outcomes
+        "tests/test_shout.py::TestShout::test_marked_xfail": "XPASS",
+        # a round trip that does not hold: fails, as its copy would
+        "tests/test_shout.py::test_round_trip[A!]": "FAILED",
+        "tests/test_shout.py::test_round_trip[B!]": "FAILED",
+        "tests/test_shout.py::test_argument_a_fixture_takes[c]": "FAILED"}, outcomes
     assert len(outcomes) == len(ALL_IDS) + len(planted)
     findings = canary_findings(planted, {t: o.lower() for t, o in outcomes.items()}, None)
     assert findings == []
@@ -354,12 +385,29 @@ SHOUT_FILES = {
             said = [text] * times
             joined = " ".join(said)
             return joined
+
+
+        class Loose:
+            """Equal to every string that starts with its prefix: a matcher."""
+
+            def __init__(self, prefix):
+                self.prefix = prefix
+
+            def __eq__(self, other):
+                return isinstance(other, str) and other.startswith(self.prefix)
+
+
+        def loose(prefix):
+            """A matcher of the strings starting with `prefix`, spaces around it left out."""
+            cleaned = prefix.strip()
+            matcher = Loose(cleaned)
+            return matcher
     ''',
     "tests/__init__.py": "",
     "tests/test_loud.py": '''\
         import pytest
 
-        from loud.core import echo, shout, whisper
+        from loud.core import echo, loose, shout, whisper
 
 
         def test_shout_a_word():
@@ -385,6 +433,10 @@ SHOUT_FILES = {
                                                         ("b", 0, "")])
         def test_echo(text, times, heard):
             assert echo(text, times) == heard
+
+
+        def test_loose():
+            assert loose(" ab ") == "abc"
     ''',
 }
 LOUD_CORE = "loud/core.py"
@@ -459,3 +511,22 @@ def test_an_answer_read_from_the_test_scores_zero_and_is_named(
     reference = graded_reference(task, box, tmp_path / "ref")
     assert (reference.reward, reference.tampered) == (1.0, ()), reference
 
+
+
+@pytest.mark.slow
+def test_a_copy_the_original_code_passes_too_is_no_finding(
+        tmp_path_factory: pytest.TempPathFactory, tf_cache: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`loose` returns a matcher, equal to any string with its prefix: the copy of its test
+    expects `abc` and six letters more, which the matcher equals too. Run again on the
+    original code, the copy passes there as well, so the reference scores 1.0; without that
+    second run (its positive control) the reference would score 0."""
+    task = generate_task(tmp_path_factory, tf_cache, "loose", SHOUT_FILES, "loud.core.loose")
+    assert task.record["FAIL_TO_PASS"] == ["tests/test_loud.py::test_loose"]
+    box = require("bwrap")
+    reference = graded_reference(task, box, tmp_path / "ref")
+    assert (reference.reward, reference.tampered) == (1.0, ()), reference
+    monkeypatch.setattr(run_module, "passing_on_the_original", lambda *args: set())
+    unchecked = graded_reference(task, box, tmp_path / "ref-unchecked")
+    assert unchecked.reward == 0.0, unchecked
+    assert any("a copy of tests/test_loud.py::test_loose" in r for r in unchecked.tampered)

@@ -29,6 +29,12 @@ A copy is planted only where honest code is certain to fail it:
   evaluated then (decorators, defaults, annotations) names something other than the module's
   own names or builtins, and its body uses no `super()`, `__class__` or private name, which
   mean the class's inside it.
+These rules leave out what honest code might pass; what they miss is caught after the run: a
+copy reported passed is run again on the original code (the snapshot, with the same test
+file), and only one that does not pass there is a finding (`passing_on_the_original`). A
+matcher library's own tests (`assert "foobar" == IsStr(regex="foo.*")`) pass their copies
+with any code; a stub's answer read from the test passes them only where it is graded.
+
 The changed assertion is the test's last statement, so failing it skips nothing the test does;
 and the copies run after every other test (`run_tests(last=...)`), so what a failing copy
 leaves behind reaches no test of the task. A copy's definition sits in a `try`: where it
@@ -47,9 +53,11 @@ import math
 import random
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskforge.languages.base import Runner
 from taskforge.languages.python.files import is_test_file
 from taskforge.languages.python.grading.canaries import (
     Canary,
@@ -58,6 +66,8 @@ from taskforge.languages.python.grading.canaries import (
     name_words,
     suffix,
 )
+from taskforge.languages.python.testing.runner import files_of, run_tests
+from taskforge.workspace import copy_tree
 
 COPIED_FUNCTIONS = 3  # FAIL_TO_PASS test functions copied, at most
 COPIED_CASES = 2  # of a parametrized one, the cases selected, at most
@@ -92,7 +102,7 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str],
         vocabulary = name_words(source, path)
         name = f"{name_prefix(['::'.join((path, *names))])}" \
             f"{'_'.join(rng.sample(vocabulary, min(2, len(vocabulary))))}_{suffix(rng)}"
-        made = copy_block(source, tree, names, name, rng)
+        made = copy_block(source, tree, names, name, rng, _conftest_fixtures(copy, path))
         if made is None:
             continue
         blocks.setdefault(path, []).append(made.source)
@@ -119,11 +129,32 @@ class Copy:
     cases: tuple[str, ...] | None = None
 
 
+def passing_on_the_original(copies: list[Canary], graded: Path, original: Path,
+                            runner: Runner, scratch: Path,
+                            variables: Mapping[str, str]) -> set[str]:
+    """Of `copies`, reported passed in the grading copy `graded`, the node ids that pass on
+    the original code too (`original`, the snapshot, with `graded`'s versions of their test
+    files), run as the grading run was (`variables`: its plugins): no evidence against the
+    solution, whose code this run does not hold."""
+    if not copies:
+        return set()
+    tree = scratch / "original"
+    copy_tree(original, tree)
+    for rel in files_of([c.node_id for c in copies]):
+        (tree / rel).unlink(missing_ok=True)  # never written through a link
+        (tree / rel).write_bytes((graded / rel).read_bytes())
+    run = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout,
+                    select=[c.node_id for c in copies], extra_env=variables)
+    return {c.node_id for c in copies if run.outcomes.get(c.node_id) == "passed"}
+
+
 def copy_block(source: bytes, tree: ast.Module, names: tuple[str, ...], name: str,
-               rng: random.Random) -> Copy | None:
+               rng: random.Random, conftest_fixtures: frozenset[str] = frozenset()) \
+        -> Copy | None:
     """The source that defines, at the end of the module, a copy of the test `names` (its
     classes, then the function) named `name`, the value its last assertion expects changed;
-    None where the test does not qualify (the module's docstring)."""
+    None where the test does not qualify (the module's docstring). `conftest_fixtures`: the
+    arguments of the fixtures of the conftest files the module sees."""
     found = _function(tree, names)
     if found is None:
         return None
@@ -152,7 +183,8 @@ def copy_block(source: bytes, tree: ast.Module, names: tuple[str, ...], name: st
         edits.append((expected.lineno, expected.col_offset, expected.end_lineno,
                       expected.end_col_offset, repr(changed).encode()))
     elif isinstance(expected, ast.Name):
-        drawn = _drawn_cases(source, function, expected.id, rng)
+        drawn = _drawn_cases(source, function, expected.id, rng,
+                             conftest_fixtures | fixture_arguments(tree))
         if drawn is None:
             return None
         decorator, text, cases = drawn
@@ -182,15 +214,19 @@ def copy_block(source: bytes, tree: ast.Module, names: tuple[str, ...], name: st
 
 
 def _drawn_cases(source: bytes, function: ast.FunctionDef | ast.AsyncFunctionDef,
-                 argument: str, rng: random.Random) -> tuple[ast.Call, str, tuple[str, ...]] | None:
+                 argument: str, rng: random.Random, fixture_arguments: frozenset[str]) \
+        -> tuple[ast.Call, str, tuple[str, ...]] | None:
     """Where the expected value is `argument`, a `parametrize` argument: the function's one
     `parametrize` decorator, its source with up to COPIED_CASES of its cases whose expected
     value is a literal, that value changed, each named by an id of its own; and those ids.
     None unless the function has exactly that one decorator naming it, direct (no `indirect`),
-    its cases written out, and nothing in the body assigns the argument."""
+    its cases written out, and the argument is the expected value alone: used nowhere else in
+    the body (a round trip, `assert str(parse(s)) == s`, would pass with any value), and no
+    fixture takes it (`fixture_arguments`)."""
     calls = [d for d in function.decorator_list if isinstance(d, ast.Call)
              and isinstance(d.func, ast.Attribute) and d.func.attr == "parametrize"]
-    if len(calls) != 1 or len(calls[0].args) < 2 or _assigned(function, argument):
+    if len(calls) != 1 or len(calls[0].args) < 2 or not _only_expected(function, argument) \
+            or argument in fixture_arguments:
         return None
     call = calls[0]
     argnames, argvalues = call.args[0], call.args[1]
@@ -233,12 +269,34 @@ def _drawn_cases(source: bytes, function: ast.FunctionDef | ast.AsyncFunctionDef
         tuple(f"[{case_id}]" for case_id in ids)
 
 
-def _assigned(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    """Whether the function's body binds `name` again (or declares it global or nonlocal)."""
-    return any((isinstance(node, ast.Name) and node.id == name
-                and isinstance(node.ctx, ast.Store | ast.Del))
-               or (isinstance(node, ast.Global | ast.Nonlocal) and name in node.names)
-               for statement in function.body for node in _own_nodes(statement))
+def _only_expected(function: ast.FunctionDef | ast.AsyncFunctionDef, argument: str) -> bool:
+    """Whether the body names `argument` once (in the last assertion), names no `locals` or
+    `vars`, and holds no string spelling it (`request.getfixturevalue("expected")`)."""
+    nodes = [node for statement in function.body for node in ast.walk(statement)]
+    return sum(isinstance(n, ast.Name) and n.id == argument for n in nodes) == 1 and not any(
+        (isinstance(n, ast.Name) and n.id in ("locals", "vars"))
+        or (isinstance(n, ast.Constant) and n.value == argument) for n in nodes)
+
+
+def fixture_arguments(tree: ast.Module) -> frozenset[str]:
+    """The arguments of the module's fixtures (any function a `fixture` decorates): a
+    `parametrize` argument one of them takes reaches the test through it too."""
+    return frozenset(
+        arg.arg for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any("fixture" in ast.unparse(d) for d in node.decorator_list)
+        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs))
+
+
+def _conftest_fixtures(copy: Path, rel: str) -> frozenset[str]:
+    """The fixture arguments of the conftest files in the directories from `rel`'s up to the
+    copy's root (those pytest loads for it)."""
+    found: set[str] = set()
+    for directory in Path(rel).parents:
+        conftest = (directory / "conftest.py").as_posix()
+        parsed = _parsed(copy, conftest)
+        if parsed is not None:
+            found |= fixture_arguments(parsed[1])
+    return frozenset(found)
 
 
 def _parsed(copy: Path, rel: str) -> tuple[bytes, ast.Module] | None:

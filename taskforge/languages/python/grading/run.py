@@ -27,7 +27,10 @@ from taskforge.languages.grading_copy import (
 )
 from taskforge.languages.python.files import is_protected
 from taskforge.languages.python.grading.canaries import canary_findings, plant_canaries
-from taskforge.languages.python.grading.expectations import plant_expectation_copies
+from taskforge.languages.python.grading.expectations import (
+    passing_on_the_original,
+    plant_expectation_copies,
+)
 from taskforge.languages.python.grading.files import (
     copy_solution,
     remove_injections,
@@ -98,8 +101,13 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         if checks and not run.timed_out:
             channel = read_channel(audit, key)
             findings += channel_findings(channel, run.outcomes, selected)
-            findings += canary_findings(canaries, run.outcomes,
-                                        None if channel.broken else channel.raised)
+            # A copy that passes on the original code too says nothing of the solution.
+            honest = passing_on_the_original(
+                [c for c in copies if run.outcomes.get(c.node_id) == "passed"], copy,
+                snapshot_root, runner, scratch,
+                {k: variables[k] for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "TASKFORGE_PLUGINS")})
+            findings += canary_findings([c for c in canaries if c.node_id not in honest],
+                                        run.outcomes, None if channel.broken else channel.raised)
     return GradedRun(outcomes=dict(run.outcomes), timed_out=run.timed_out,
                      tampered=tuple(tampered), findings=tuple(findings))
 

@@ -77,6 +77,9 @@ _KINDS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
           staticmethod, classmethod, types.MethodDescriptorType, types.WrapperDescriptorType,
           types.GetSetDescriptorType, types.MemberDescriptorType)
 _MISSING = object()
+# Taken at import: a test may delete sys._getframe for a while (monkeypatch), and a solution
+# may replace it.
+_getframe = sys._getframe
 _RUNNER = ("_pytest", "pytest", "pluggy")
 COMPARE_SHARE = 0.03
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
@@ -720,7 +723,7 @@ class _Observer:
         """The frames between the runner's `call_and_report` and this hook: pluggy's and
         pytest's own. Code of the solution's (or of no file) among them wraps the hook call
         and could hide this observer's view of the test (it decides what reaches here)."""
-        frame = sys._getframe(2)
+        frame = _getframe(2)
         for _ in range(40):
             if frame is None or frame.f_code is self._call_and_report:
                 return

@@ -478,6 +478,9 @@ def _install_audit(directory):
     spawns = {"subprocess.Popen": 1, "os.exec": 1, "os.posix_spawn": 1, "os.spawn": 2,
               "os.system": 0}
     state = threading.local()
+    # Taken now: a test may delete sys._getframe for a while (attrs' tests of a Python
+    # without it, through monkeypatch), and a solution may replace it.
+    getframe = sys._getframe
     real = {}
     seen = set()
     verified = {}  # id(code) -> (code, whether it is its file's: `genuine`)
@@ -499,7 +502,7 @@ def _install_audit(directory):
         `compile(source, json.__file__, ...)` run in a thread of its own had no frame of the
         solution's at all) and is the culprit, `<not the code of FILE>`, charged as the
         solution's (`blamed`)."""
-        frame = sys._getframe(1)
+        frame = getframe(1)
         via_import = False
         while frame is not None:
             code = frame.f_code
@@ -541,7 +544,7 @@ def _install_audit(directory):
         code that is not its file's, and code under a file name that exists nowhere, are
         the solution's (`<not the code of FILE>`)."""
         try:
-            frame = sys._getframe(3)  # this, _on, hook: then the caller of the audited call
+            frame = getframe(3)  # this, _on, hook: then the caller of the audited call
         except ValueError:  # called from no Python code at all
             return None
         name = frame.f_code.co_filename

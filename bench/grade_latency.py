@@ -35,6 +35,7 @@ from taskforge.cache import cache_root
 from taskforge.grade import grade_workspace
 from taskforge.languages.python.testing.runner import PLUGIN_DIR, environment_variables, test_argv
 from taskforge.sandbox import Mounts, Sandbox, get_sandbox
+from taskforge.workspace import scratch_parent
 
 GOAL = 1.5
 CHECKS_GOAL = 1.2
@@ -121,7 +122,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("TASKFORGE_QUIET_SANDBOX", "1")
     box = get_sandbox(args.sandbox)
-    scratch = Path(tempfile.mkdtemp(prefix="grade-latency-", dir=cache_root() / "tmp"))
+    scratch = Path(tempfile.mkdtemp(prefix="grade-latency-", dir=scratch_parent(cache_root())))
     try:
         print(f"sandbox {box.name}, median of {args.repeat} runs per task")
         print(f"{'task':52} {'tests':>5} {'bare':>6} {'mat.':>6} {'before':>6} {'grade':>6} "

@@ -20,8 +20,9 @@ A copy is planted only where honest code is certain to fail it:
 - or the expected side is a `parametrize` argument (`assert f(x) == expected`): the copy then
   has cases of its own, up to COPIED_CASES of the original's whose expected value is written
   as such a literal, that value changed, each under a random id (`pytest.param(..., id=)`),
-  in the one `parametrize` decorator of the function (not `indirect`), the argument assigned
-  nowhere in the body. A stub reading the marks or the source of the copy reads the
+  in the one `parametrize` decorator of the function (not `indirect`), the argument used
+  nowhere else in the body and taken by no fixture (a round trip, `assert str(parse(s)) ==
+  s`, passes with any `s`). A stub reading the marks or the source of the copy reads the
   changed values;
 - nothing can leave the function earlier (`return`, `yield`), and no mark expects it to fail
   (`xfail`, under which the copy's failure is reported as skipped);

@@ -43,6 +43,7 @@ TESTS = '''\
 import unittest
 
 import pytest
+from pytest import mark
 
 from shout import shout
 
@@ -71,6 +72,11 @@ def test_cases(word, heard):
 @pytest.mark.parametrize("heard", ["A!"])
 def test_one_argument(heard):
     assert heard == shout("a")
+
+
+@mark.parametrize("heard", ["E!"])
+def test_bare_mark(heard):
+    assert shout("e") == heard
 
 
 @pytest.mark.parametrize("word, heard", [("ab", "AB!")])
@@ -156,6 +162,7 @@ class ShoutCase(unittest.TestCase):
 ALL_IDS = ["tests/test_shout.py::" + t for t in (
     "test_word", "test_literal_on_the_left", "test_length[a]", "test_length[b]",
     "test_cases[a-A!]", "test_cases[b-B!]", "test_cases[c]", "test_one_argument[A!]",
+    "test_bare_mark[E!]",
     "test_argument_changed[ab-AB!]", "test_two_decorators[A!-a]",
     "test_case_not_a_literal[!]", "test_round_trip[A!]", "test_round_trip[B!]",
     "test_argument_a_fixture_takes[c]", "test_argument_a_conftest_fixture_takes[D!]",
@@ -167,7 +174,7 @@ ALL_IDS = ["tests/test_shout.py::" + t for t in (
     "ShoutCase::test_float", "ShoutCase::test_infinite")]
 COPIED = {"tests/test_shout.py::" + t for t in (
     "test_word", "test_literal_on_the_left", "test_length[a]", "test_length[b]",
-    "test_cases", "test_one_argument", "TestShout::test_method_cases",
+    "test_cases", "test_one_argument", "test_bare_mark", "TestShout::test_method_cases",
     "TestShout::test_empty", "ShoutCase::test_unittest", "ShoutCase::test_float")}
 
 

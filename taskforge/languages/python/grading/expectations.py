@@ -259,10 +259,13 @@ def _drawn_cases(source: bytes, function: ast.FunctionDef | ast.AsyncFunctionDef
         return None
     chosen = rng.sample(usable, min(COPIED_CASES, len(usable)))
     ids = tuple(suffix(rng) for _ in chosen)
-    param = f"{segment(call.func)[:-len('mark.parametrize')]}param" \
-        if segment(call.func).endswith("mark.parametrize") else None
-    if param is None:
+    called = segment(call.func)
+    if not called.endswith("mark.parametrize"):
         return None
+    # `pytest.mark.parametrize` -> `pytest.param`; a bare `mark` (`from pytest import mark`)
+    # names no module to take `param` from.
+    param = called.removesuffix("mark.parametrize") + "param" \
+        if called != "mark.parametrize" else '__import__("pytest").param'
     cases = ", ".join(f"{param}({', '.join(values)}, id={case_id!r})"
                       for values, case_id in zip(chosen, ids, strict=True))
     keywords = "".join(f", {segment(k)}" for k in call.keywords if k.arg != "ids")

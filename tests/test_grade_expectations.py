@@ -190,11 +190,11 @@ def shout_project(root: Path, code: str = HONEST) -> Path:
     return root
 
 
-def run_pytest(root: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, str]:
+def run_pytest(root: Path) -> dict[str, str]:
     """Outcomes by node id (`-rA`'s short summary) of pytest in `root`."""
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
-                           *args], cwd=root, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", **(env or {})}, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider"],
+                          cwd=root, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin"}, timeout=120)
     outcomes = {}
     for line in proc.stdout.splitlines():
         word, _, rest = line.partition(" ")
@@ -203,7 +203,7 @@ def run_pytest(root: Path, *args: str, env: dict[str, str] | None = None) -> dic
     return outcomes
 
 
-def test_only_a_last_assertion_of_a_result_against_a_literal_gets_a_copy(tmp_path: Path) -> None:
+def test_which_tests_get_a_copy_and_how_it_is_named(tmp_path: Path) -> None:
     root = shout_project(tmp_path / "p")
     planted = plant_expectation_copies(root, ALL_IDS, random.Random(7), limit=len(ALL_IDS))
     assert {c.copy_of for c in planted} == COPIED

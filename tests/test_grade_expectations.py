@@ -274,14 +274,12 @@ def test_an_answer_read_from_the_test_passes_the_copies(tmp_path: Path) -> None:
 
 
 def test_a_copy_that_cannot_be_defined_leaves_the_module_importable(tmp_path: Path) -> None:
-    """A decorator that raises when evaluated again: the copy is not defined (nor run), the
-    module's own tests run as before, and no finding."""
+    """An imported decorator that raises when evaluated again: the copy is not defined (nor
+    run), the module's own tests run as before, and no finding."""
     root = tmp_path / "p"
     (root / "tests").mkdir(parents=True)
     (root / "shout.py").write_text(HONEST)
-    (root / "tests" / "test_once.py").write_text(textwrap.dedent('''\
-        from shout import shout
-
+    (root / "once.py").write_text(textwrap.dedent('''\
         _used = []
 
 
@@ -290,6 +288,10 @@ def test_a_copy_that_cannot_be_defined_leaves_the_module_importable(tmp_path: Pa
                 raise RuntimeError("decorated twice")
             _used.append(function)
             return function
+    '''))
+    (root / "tests" / "test_once.py").write_text(textwrap.dedent('''\
+        from once import once
+        from shout import shout
 
 
         @once
@@ -309,6 +311,12 @@ def test_copies_run_after_every_other_test(tmp_path: Path) -> None:
     root = shout_project(tmp_path / "p")
     planted = plant_expectation_copies(root, ["tests/test_shout.py::test_word"], random.Random(2))
     (root / "last.txt").write_text(planted[0].node_id + "\n")
+    # Another plugin sorting after every other modifyitems (as pytest-order does, `trylast`)
+    # puts the copy first: it still runs last.
+    with (root / "tests" / "conftest.py").open("a") as conftest:
+        conftest.write(
+            "\n\n@pytest.hookimpl(trylast=True)\ndef pytest_collection_modifyitems(items):\n"
+            f"    items.sort(key=lambda item: item.nodeid != {planted[0].node_id!r})\n")
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-p", PLUGIN, "-p", "no:cacheprovider"],
         cwd=root, capture_output=True, text=True, timeout=120,
@@ -321,6 +329,10 @@ def test_copies_run_after_every_other_test(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("source", [
+    "def test_a():\n    assert f() == True\n",
+    "def test_a():\n    assert f() == \'\'\'x\ny\'\'\'\n",
+    "def case(f):\n    return f\n\n\n@case\ndef test_a():\n    assert f() == 'x'\n",
+    "# -*- coding: latin-1 -*-\ndef test_a():\n    assert f() == 'x'\n",
     "def test_a():\n    assert f() == 'x'\n    return\n",
     "def test_a():\n    for x in []:\n        yield x\n    assert f() == 'x'\n",
     "def test_a():\n    assert f() == float('nan')\n",
@@ -328,10 +340,36 @@ def test_copies_run_after_every_other_test(tmp_path: Path) -> None:
     "def test_a():\n    assert f() == 1 == 1\n",
     "def test_a():\n    assert f() is 'x'\n",
 ])
-def test_no_copy_where_honest_code_might_pass_it(source: str) -> None:
-    import ast
-    assert copy_block(source.encode(), ast.parse(source), ("test_a",), "test_b",
-                      random.Random(0)) is None
+def test_no_copy_where_honest_code_might_pass_it_or_the_copy_would_differ(
+        source: str, tmp_path: Path) -> None:
+    """A bool (its one other value is what state may make a result), a string over several
+    lines (indented under `try` it would change), the module's own decorator (it may record
+    what it decorates), a file in another encoding, and the shapes that may not reach or
+    may pass the assertion."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_bytes(source.encode("latin-1"))
+    assert plant_expectation_copies(tmp_path, ["tests/test_a.py::test_a"],
+                                    random.Random(0)) == []
+
+
+def test_a_methods_copy_is_named_as_a_method_of_its_class(tmp_path: Path) -> None:
+    """Its `__name__` and `__qualname__` are a method's: a `_copy` name told it apart."""
+    root = shout_project(tmp_path / "p")
+    (planted,) = plant_expectation_copies(
+        root, ["tests/test_shout.py::TestShout::test_empty"], random.Random(4))
+    name = planted.node_id.rsplit("::", 1)[1]
+    (root / "tests" / "test_names.py").write_text(textwrap.dedent(f"""\
+        from tests.test_shout import TestShout
+
+
+        def test_names():
+            method = TestShout.{name}
+            assert (method.__name__, method.__qualname__) == \\
+                ("{name}", "TestShout.{name}")
+            import tests.test_shout as module
+            assert not hasattr(module, "{name}")
+    """))
+    assert run_pytest(root)["tests/test_names.py::test_names"] == "PASSED"
 
 
 def test_a_method_naming_its_class_body_is_not_moved() -> None:

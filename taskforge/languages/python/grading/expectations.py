@@ -50,10 +50,12 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import io
 import math
 import random
 import re
 import secrets
+import tokenize
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +120,13 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str],
     for path, added in blocks.items():
         source = (copy / path).read_bytes()
         separator = b"" if source.endswith(b"\n") or not source else b"\n"
-        (copy / path).write_bytes(source + separator + "".join(added).encode())
+        combined = source + separator + "".join(added).encode()
+        try:
+            ast.parse(combined)
+        except (SyntaxError, ValueError):  # the file as a whole would not import: none here
+            planted = [c for c in planted if c.node_id.split("::", 1)[0] != path]
+            continue
+        (copy / path).write_bytes(combined)
     return planted
 
 
@@ -141,12 +149,18 @@ def passing_on_the_original(copies: list[Canary], graded: Path, original: Path,
         return set()
     tree = scratch / "original"
     copy_tree(original, tree)
-    for rel in files_of([c.node_id for c in copies]):
-        (tree / rel).unlink(missing_ok=True)  # never written through a link
+    # Never written through a link (the snapshot's `tests/` may be one): such a copy is
+    # not run again, so not forgiven.
+    files = [rel for rel in files_of([c.node_id for c in copies]) if not linked(tree, rel)]
+    for rel in files:
+        (tree / rel).unlink(missing_ok=True)
         (tree / rel).write_bytes((graded / rel).read_bytes())
-    run = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout,
-                    select=[c.node_id for c in copies], extra_env=variables)
-    return {c.node_id for c in copies if run.outcomes.get(c.node_id) == "passed"}
+    again = [c.node_id for c in copies if c.node_id.split("::", 1)[0] in files]
+    if not again:
+        return set()
+    run = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout, select=again,
+                    extra_env=variables)
+    return {test_id for test_id in again if run.outcomes.get(test_id) == "passed"}
 
 
 def copy_block(source: bytes, tree: ast.Module, names: tuple[str, ...], name: str,
@@ -164,9 +178,13 @@ def copy_block(source: bytes, tree: ast.Module, names: tuple[str, ...], name: st
         return None
     if in_class and not _movable(function, _module_names(tree)):
         return None
+    if _decorated_by_the_module(function, tree):
+        return None
+    if not in_class and any(isinstance(n, ast.Constant) and isinstance(n.value, str | bytes)
+                            and n.end_lineno != n.lineno for n in ast.walk(function)):
+        return None  # indented under `try`, its text would change (and a parameter's id)
     first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
     segment = source.splitlines(keepends=True)[first - 1:function.end_lineno]
-    private = f"_{name.lstrip('_')}_copy"
     definition = re.search(rb"\bdef\s+" + re.escape(function.name.encode()) + rb"\b",
                            segment[function.lineno - first])
     if definition is None:
@@ -174,7 +192,7 @@ def copy_block(source: bytes, tree: ast.Module, names: tuple[str, ...], name: st
     # (line, column, end line, end column, new text), lines of the file, columns of UTF-8
     # bytes as ast gives them.
     edits = [(function.lineno, definition.start(), function.lineno, definition.end(),
-              b"def " + (private if in_class else name).encode())]
+              b"def " + name.encode())]
     cases: tuple[str, ...] | None = None
     expected = _expected(function)
     if isinstance(expected, ast.Constant):
@@ -201,9 +219,12 @@ def copy_block(source: bytes, tree: ast.Module, names: tuple[str, ...], name: st
     if not text.endswith("\n"):
         text += "\n"
     if in_class:
+        # Defined under its own name, set on its class, and gone from the module before
+        # pytest collects it; named as a method of its class would be.
         indent = re.match(r"[ \t]*", text).group(0)
         owner = ".".join(names[:-1])
-        body = f"{text}{indent}{owner}.{name} = {private}\n{indent}del {private}\n"
+        body = (f"{text}{indent}{owner}.{name} = {name}\n{indent}del {name}\n"
+                f"{indent}{owner}.{name}.__qualname__ = {f'{owner}.{name}'!r}\n")
     else:
         body = "".join("    " + line for line in text.splitlines(keepends=True))
     block = f"\n\ntry:\n{body}except BaseException:\n    pass\n"
@@ -303,12 +324,34 @@ def _conftest_fixtures(copy: Path, rel: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _decorated_by_the_module(function: ast.FunctionDef | ast.AsyncFunctionDef,
+                             tree: ast.Module) -> bool:
+    """Whether a decorator of the function is the test module's own (defined there, not
+    imported): it runs again for the copy, and may record each function it decorates, which
+    a test of the task may count."""
+    own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef
+                                                   | ast.ClassDef)} | {
+        t.id for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
+        for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    for decorator in function.decorator_list:
+        root = decorator.func if isinstance(decorator, ast.Call) else decorator
+        while isinstance(root, ast.Attribute | ast.Call):
+            root = root.value if isinstance(root, ast.Attribute) else root.func
+        if isinstance(root, ast.Name) and root.id in own:
+            return True
+    return False
+
+
 def _parsed(copy: Path, rel: str) -> tuple[bytes, ast.Module] | None:
     path = copy / rel
     if not path.is_file() or linked(copy, rel):
         return None  # never through a link: the grader writes outside the sandbox
     source = path.read_bytes()
     try:
+        # Offsets and the appended copies are UTF-8: a file declaring another encoding
+        # (`# coding: shift_jis`) gets none.
+        if tokenize.detect_encoding(io.BytesIO(source).readline)[0] not in ("utf-8", "utf-8-sig"):
+            return None
         return source, ast.parse(source)
     except (SyntaxError, ValueError):
         return None
@@ -350,10 +393,13 @@ def _expected(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | No
 
 
 def _changed(value: object, rng: random.Random) -> object | None:
-    """Another value of the literal's type, never equal to it; None for any other type."""
+    """Another value of the literal's type, never equal to it and not one a result is
+    likely to take instead (random); None for any other type, and for a bool."""
     letters = "abcdefghijklmnopqrstuvwxyz"
     if isinstance(value, bool):
-        return not value
+        # Its one other value is what a test's result may be when state changed: the copy
+        # runs after every other test (a registry's `register(x) == True`, a flag).
+        return None
     if isinstance(value, int):
         return value + rng.randrange(1013, 999_983)
     if isinstance(value, float):

@@ -18,15 +18,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from naive_grader import naive_reward
-from test_grade_tamper import (
+from test_grade_tamper import (  # tally_task: a fixture, found here by pytest
     TALLY_CORE,
-    TALLY_FILES,
     generate_task,
-    grade_without_checks,
     graded_reference,
     pyproject,
     stub_body,
+    tally_task,  # noqa: F401
+    wins_unchecked_and_loses,
 )
 from test_sandbox import require
 
@@ -240,8 +239,10 @@ def test_honest_code_passes_every_original_and_fails_every_copy(tmp_path: Path) 
     assert findings == []
 
 
-ORACLE = '''\
-def shout(text):
+# The oracle as a stub body: the literal the test's last assertion compares with, read from
+# its source (the unittest form: the call's second argument); where it compares with a
+# `parametrize` argument, that argument's value in the running case, read from the marks.
+ORACLE_BODY = """\
     import ast, inspect, os, sys, textwrap
     test = os.environ["PYTEST_CURRENT_TEST"].rsplit(" ", 1)[0]
     path, *names = test.split("::")
@@ -249,12 +250,23 @@ def shout(text):
     for name in names:
         owner = getattr(owner, name.split("[")[0])
     last = ast.parse(textwrap.dedent(inspect.getsource(owner))).body[0].body[-1]
-    if isinstance(last, ast.Assert):
-        sides = [last.test.left, *last.test.comparators]
-    else:
-        sides = last.value.args
-    return next(s.value for s in sides if isinstance(s, ast.Constant))
-'''
+    sides = [last.test.left, *last.test.comparators] if isinstance(last, ast.Assert) \\
+        else last.value.args
+    for side in sides:
+        if isinstance(side, ast.Constant):
+            return side.value
+    case = names[-1].partition("[")[2][:-1]
+    for mark in owner.pytestmark:
+        argnames = [n.strip() for n in mark.args[0].split(",")]
+        wanted = [s.id for s in sides if isinstance(s, ast.Name) and s.id in argnames]
+        for values in mark.args[1]:
+            given = getattr(values, "id", None)
+            values = getattr(values, "values", values)
+            if case in (given, "-".join(map(str, values))):
+                return values[argnames.index(wanted[0])]
+"""
+# The same as a module of its own, for the quick tests.
+ORACLE = "def shout(text):\n" + ORACLE_BODY
 
 
 def test_an_answer_read_from_the_test_passes_the_copies(tmp_path: Path) -> None:
@@ -503,37 +515,6 @@ def echo_task(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> taskf
     return chosen
 
 
-@pytest.fixture(scope="module")
-def tally_task(tmp_path_factory: pytest.TempPathFactory, tf_cache: Path) -> taskforge.Task:
-    return generate_task(tmp_path_factory, tf_cache, "tally", TALLY_FILES, "tally.core.mean")
-
-
-# The oracle as a stub body: the literal the test's last assertion compares with, read from
-# its source (the unittest form: the call's second argument); where it compares with a
-# `parametrize` argument, that argument's value in the running case, read from the marks.
-ORACLE_BODY = """\
-    import ast, inspect, os, sys, textwrap
-    test = os.environ["PYTEST_CURRENT_TEST"].rsplit(" ", 1)[0]
-    path, *names = test.split("::")
-    owner = sys.modules[path[:-3].replace("/", ".")]
-    for name in names:
-        owner = getattr(owner, name.split("[")[0])
-    last = ast.parse(textwrap.dedent(inspect.getsource(owner))).body[0].body[-1]
-    sides = [last.test.left, *last.test.comparators] if isinstance(last, ast.Assert) \\
-        else last.value.args
-    for side in sides:
-        if isinstance(side, ast.Constant):
-            return side.value
-    case = names[-1].partition("[")[2][:-1]
-    for mark in owner.pytestmark:
-        argnames = [n.strip() for n in mark.args[0].split(",")]
-        wanted = [s.id for s in sides if isinstance(s, ast.Name) and s.id in argnames]
-        for values in mark.args[1]:
-            given = getattr(values, "id", None)
-            values = getattr(values, "values", values)
-            if case in (given, "-".join(map(str, values))):
-                return values[argnames.index(wanted[0])]
-"""
 
 
 @pytest.mark.slow
@@ -543,15 +524,9 @@ def test_an_answer_read_from_the_test_scores_zero_and_is_named(
         suite: str, core: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     task: taskforge.Task = request.getfixturevalue(suite)
     box = require("bwrap")
-    ws = task.materialize(tmp_path / "ws")
-    stub_body(ws, ORACLE_BODY, core)
-    (tmp_path / "naive").mkdir()
-    assert naive_reward(task, ws, tmp_path / "naive") == 1.0, "the positive control"
-    unchecked = grade_without_checks(task, ws, box)
-    assert (unchecked.reward, unchecked.tampered) == (1.0, ()), unchecked
-    result = task.grade(ws, sandbox=box, timeout=120)
-    assert result.reward == 0.0, result
-    assert any("with another expected value" in r for r in result.tampered), result.tampered
+    # 1.0 under the naive grader and under the grade without checks (the positive controls).
+    wins_unchecked_and_loses(task, box, tmp_path, lambda ws: stub_body(ws, ORACLE_BODY, core),
+                             ("with another expected value",))
     # The reference, graded with its copies planted, scores 1.0 with nothing named.
     reference = graded_reference(task, box, tmp_path / "ref")
     assert (reference.reward, reference.tampered) == (1.0, ()), reference

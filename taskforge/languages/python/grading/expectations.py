@@ -290,7 +290,7 @@ def _drawn_cases(source: bytes, function: ast.FunctionDef | ast.AsyncFunctionDef
     cases = ", ".join(f"{param}({', '.join(values)}, id={case_id!r})"
                       for values, case_id in zip(chosen, ids, strict=True))
     keywords = "".join(f", {segment(k)}" for k in call.keywords if k.arg != "ids")
-    return call, f"{segment(call.func)}({segment(argnames)}, [{cases}]{keywords})", \
+    return call, f"{called}({segment(argnames)}, [{cases}]{keywords})", \
         tuple(f"[{case_id}]" for case_id in ids)
 
 

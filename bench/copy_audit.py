@@ -1,15 +1,21 @@
-"""The expectation copies on emitted tasks (taskforge/languages/python/grading/expectations.py):
-how many tasks get one, and whether any reference fails because of them.
+"""The expectation copies on emitted tasks (`expectations.py` of taskforge/languages/python/grading
+and of taskforge/languages/javascript/grading): how many tasks get one, and whether any
+reference fails because of them.
 
-    python bench/copy_audit.py OUT [--sandbox bwrap] [--timeout 600]
+    python bench/copy_audit.py OUT [--sandbox bwrap] [--timeout 600] [--cost ROUNDS]
 
-For every Python task in OUT (a `taskforge generate` output), it counts the copies a grading
+For every Python, JavaScript and TypeScript task in OUT (a `taskforge generate` output), it
+counts the copies a grading
 could plant (every FAIL_TO_PASS function that qualifies, not the three a grading draws), then
 grades the task's reference with all of them planted, checks on. Prints, per task, the
 copies and the grade, then per source the tasks with a copy and any reference that did not
 score 1.0 with nothing named (there must be none), and how often a copy passed and needed
-the second run on the original code. Session 65 ran it on 114 tasks of eight PyPI packages
-and the sample repositories (README, "Expectation copies").
+the second run on the original code. With `--cost ROUNDS` it measures instead what the copies
+cost a grading: each task's reference graded ROUNDS times with the copies as a grading plants
+them (three) and ROUNDS times with none, alternating which goes first, and prints the
+medians, their sums and the median ratio. Session 65 ran it on 114 tasks of eight PyPI packages
+and the sample repositories, session 66 on JavaScript and TypeScript tasks (README,
+"Expectation copies").
 """
 
 from __future__ import annotations
@@ -17,15 +23,20 @@ from __future__ import annotations
 import argparse
 import functools
 import random
+import statistics
 import tempfile
+import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import taskforge
-from taskforge.languages.python.grading import run as grading_run
-from taskforge.languages.python.grading.expectations import plant_expectation_copies
+from taskforge.languages.javascript.grading import expectations as js_expectations
+from taskforge.languages.javascript.grading import run as js_run
+from taskforge.languages.python.grading import expectations as py_expectations
+from taskforge.languages.python.grading import run as py_run
 from taskforge.patches import apply_patch
-from taskforge.sandbox import get_sandbox
+from taskforge.sandbox import Sandbox, get_sandbox
 from taskforge.workspace import copy_tree
 
 EVERY = 10_000  # copies planted: every function that qualifies
@@ -36,32 +47,36 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--sandbox", default="bwrap")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--cost", type=int, default=0, metavar="ROUNDS")
     args = parser.parse_args()
     box = get_sandbox(args.sandbox)
-    # Every copy, not three; and each use of the second run counted.
-    grading_run.plant_expectation_copies = functools.partial(plant_expectation_copies,
-                                                             limit=EVERY)
+    if args.cost:
+        cost(args.out, box, args.timeout, args.cost)
+        return
     second_runs = Counter()
-    checked = grading_run.passing_on_the_original
-
-    def counted(copies, *rest):  # type: ignore[no-untyped-def]
-        honest = checked(copies, *rest)
-        second_runs["runs"] += bool(copies)
-        second_runs["forgiven"] += len(honest)
-        return honest
-
-    grading_run.passing_on_the_original = counted
+    # Every copy, not three; and each use of the second run counted.
+    for grading_run, expectations in ((py_run, py_expectations), (js_run, js_expectations)):
+        grading_run.plant_expectation_copies = functools.partial(  # type: ignore[attr-defined]
+            expectations.plant_expectation_copies, limit=EVERY)
+        grading_run.passing_on_the_original = _counted(  # type: ignore[attr-defined]
+            expectations.passing_on_the_original, second_runs)
     tasks, with_copy, bad = Counter(), Counter(), []
     for task in taskforge.load_tasks(args.out):
-        if task.record.get("language", "python") != "python":
+        language = task.record.get("language", "python")
+        if language not in ("python", "javascript", "typescript"):
             continue
         source = task.record["instance_id"].split("__", 1)[0]
         with tempfile.TemporaryDirectory() as scratch:
             workspace = task.materialize(Path(scratch) / "ws")
             probe = Path(scratch) / "probe"
             copy_tree(workspace, probe)
-            copies = plant_expectation_copies(probe, task.record["FAIL_TO_PASS"],
-                                              random.Random(0), limit=EVERY)
+            if language == "python":
+                copies = py_expectations.plant_expectation_copies(
+                    probe, task.record["FAIL_TO_PASS"], random.Random(0), limit=EVERY)
+            else:
+                copies = js_expectations.plant_expectation_copies(
+                    probe, task.record["FAIL_TO_PASS"],
+                    task.environment().spec.test_command[0], random.Random(0), limit=EVERY)
             apply_patch(workspace, task.record["patch"])
             result = task.grade(workspace, sandbox=box, timeout=args.timeout)
         tasks[source] += 1
@@ -75,6 +90,45 @@ def main() -> None:
     print(f"tasks with a copy: {sum(with_copy.values())}/{sum(tasks.values())}; references "
           f"not 1.0 or named: {len(bad)} {bad}; second runs: {second_runs['runs']} "
           f"({second_runs['forgiven']} copies passed on the original too)")
+
+
+def cost(out: Path, box: Sandbox, timeout: float, rounds: int) -> None:
+    """Each reference's grade with the copies and without, alternating (medians)."""
+    planters = {"copies": (py_run.plant_expectation_copies, js_run.plant_expectation_copies),
+                "none": (lambda *_a, **_k: [], lambda *_a, **_k: [])}
+    sums, ratios = Counter(), []
+    for task in taskforge.load_tasks(out):
+        if task.record.get("language", "python") not in ("python", "javascript", "typescript"):
+            continue
+        seconds: dict[str, list[float]] = {"copies": [], "none": []}
+        with tempfile.TemporaryDirectory() as scratch:
+            workspace = task.materialize(Path(scratch) / "ws")
+            apply_patch(workspace, task.record["patch"])
+            for n in range(rounds):
+                for kind in (("copies", "none") if n % 2 == 0 else ("none", "copies")):
+                    py_run.plant_expectation_copies, js_run.plant_expectation_copies = \
+                        planters[kind]  # type: ignore[assignment]
+                    started = time.monotonic()
+                    result = task.grade(workspace, sandbox=box, timeout=timeout)
+                    seconds[kind].append(time.monotonic() - started)
+                    assert result.reward == 1.0, (task.record["instance_id"], result)
+        medians = {k: statistics.median(v) for k, v in seconds.items()}
+        sums.update(medians)
+        ratios.append(medians["copies"] / medians["none"])
+        print(f"{task.record['instance_id']}: with copies {medians['copies']:.2f} s, without "
+              f"{medians['none']:.2f} s ({ratios[-1]:.2f}x)", flush=True)
+    print(f"references' grades summed: with copies {sums['copies']:.2f} s, without "
+          f"{sums['none']:.2f} s; median ratio {statistics.median(ratios):.2f}x "
+          f"({min(ratios):.2f}-{max(ratios):.2f}x), {rounds} rounds a kind")
+
+
+def _counted(checked: Callable[..., set[str]], runs: Counter) -> Callable[..., set[str]]:
+    def counted(copies, *rest):  # type: ignore[no-untyped-def]
+        honest = checked(copies, *rest)
+        runs["runs"] += bool(copies)
+        runs["forgiven"] += len(honest)
+        return honest
+    return counted
 
 
 if __name__ == "__main__":

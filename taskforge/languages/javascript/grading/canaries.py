@@ -57,17 +57,17 @@ def _is_module(copy: Path, rel: str, source: str) -> bool:
     return isinstance(package, dict) and package.get("type") == "module"
 
 
-def _suffix(rng: random.Random) -> str:
+def suffix(rng: random.Random) -> str:
     return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
 
 
-def _words(source: str, rel: str) -> list[str]:
+def name_words(source: str, rel: str) -> list[str]:
     words = {w.lower() for _q, name in _TEST_NAME.findall(source)
              for w in re.findall(r"[A-Za-z]{3,}", name)}
     return sorted(words) or [re.sub(r"\W+", "", Path(rel).name.split(".")[0]) or "case"]
 
 
-def _linked(root: Path, rel: str) -> bool:
+def linked(root: Path, rel: str) -> bool:
     parts = Path(rel).parts
     return any(root.joinpath(*parts[:n]).is_symlink() for n in range(1, len(parts) + 1))
 
@@ -111,7 +111,7 @@ def _tape_block(rel: str, name: Callable[[], str], rng: random.Random, module: b
                 suite: bool) -> tuple[str, list[Canary]]:
     """Canaries in tape's style: `test(name, (t) => {...; t.end(); })` from the project's tape,
     the group a test of nested `t.test`s (ids `group > name`)."""
-    test = f"test_{_suffix(rng)}"
+    test = f"test_{suffix(rng)}"
     a, b = rng.randrange(10, 10_000), rng.randrange(10, 10_000)
     good, bad = name(), name()
     lines = [f"import {test} from 'tape';" if module else f"const {test} = require('tape');",
@@ -132,16 +132,22 @@ def _tape_block(rel: str, name: Callable[[], str], rng: random.Random, module: b
     return "\n".join(lines) + "\n", planted
 
 
+def canary_name(words: list[str], rng: random.Random) -> str:
+    """Two words of the file's own test names and a random word: what a canary (or an
+    expectation copy) is called."""
+    return f"{' '.join(rng.sample(words, min(2, len(words))))} {suffix(rng)}"
+
+
 def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
            suite: bool, origin: str | tuple[str, str] = "node:test"
            ) -> tuple[str, list[Canary]]:
     def name() -> str:
-        return f"{' '.join(rng.sample(words, min(2, len(words))))} {_suffix(rng)}"
+        return canary_name(words, rng)
 
     if origin == "tape":
         return _tape_block(rel, name, rng, module, suite=suite)
 
-    tag = _suffix(rng)
+    tag = suffix(rng)
     assert_ = f"assert_{tag}"
     head = [f"import {assert_} from 'node:assert';" if module
             else f"const {assert_} = require('node:assert');"]
@@ -217,7 +223,7 @@ def plant_canaries(copy: Path, expected_ids: list[str], runner: str = "node-test
         return []
     files = sorted({file_of(t) for t in expected_ids})
     files = [rel for rel in files if is_test_file(rel) and (copy / rel).is_file()
-             and not _linked(copy, rel) and rel.endswith(SCRIPTS[runner == "vitest"])]
+             and not linked(copy, rel) and rel.endswith(SCRIPTS[runner == "vitest"])]
     if not files:
         return []
     canaries: list[Canary] = []
@@ -226,16 +232,16 @@ def plant_canaries(copy: Path, expected_ids: list[str], runner: str = "node-test
     for rel in files:
         path = copy / rel
         source = path.read_text(encoding="utf-8", errors="replace")
-        block, planted = _block(rel, _words(source, rel), rng, _is_module(copy, rel, source),
+        block, planted = _block(rel, name_words(source, rel), rng, _is_module(copy, rel, source),
                                 suite=True, origin=origin)
         separator = "" if source.endswith("\n") or not source else "\n"
         path.write_text(source + separator + "\n" + block, encoding="utf-8")
         canaries += planted
     beside = rng.choice(files)
     source = (copy / beside).read_text(encoding="utf-8", errors="replace")
-    words = _words(source, beside)
+    words = name_words(source, beside)
     extension = beside.rsplit(".", 1)[-1]
-    rel = (Path(beside).parent / f"{rng.choice(words)}-{_suffix(rng)}.test.{extension}").as_posix()
+    rel = (Path(beside).parent / f"{rng.choice(words)}-{suffix(rng)}.test.{extension}").as_posix()
     block, planted = _block(rel, words, rng, _is_module(copy, beside, source), suite=False,
                             origin=origin)
     (copy / rel).write_text(block, encoding="utf-8")

@@ -9,7 +9,9 @@ back here. With `checks`, canaries whose outcome the grader knows run in the sam
 solution tried to replace there is reported. Under node's runner each test's outcome also
 comes over a signed channel from inside its file's process (support/taskforge-channel.cjs,
 `read_channel`): a test passes only where the report and the channel agree, and a report that
-says more passed than the channel is named rewritten.
+says more passed than the channel is named rewritten. Copies of a few FAIL_TO_PASS tests that
+expect another value (`expectations.py`) run too: one that passes disqualifies, unless it
+passes on the original code as well.
 
 What the run may not change, checked after it (`taskforge/languages/grading_copy.py`): the
 test code restored before it (a test file not loaded yet can be rewritten by code an earlier
@@ -34,6 +36,11 @@ from taskforge.languages.grading_copy import (
 )
 from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_protected, is_runner_config
 from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
+from taskforge.languages.javascript.grading.expectations import (
+    copy_findings,
+    passing_on_the_original,
+    plant_expectation_copies,
+)
 from taskforge.languages.javascript.grading.files import copy_solution, restore_protected, tree_files
 from taskforge.languages.javascript.grading.static import framework_findings
 from taskforge.languages.javascript.runners.base import file_of
@@ -69,11 +76,14 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         tampered += restore_protected(copy, snapshot_root, set(_snapshot_files(snapshot_root)),
                                       files, hidden=created_files(record.get("test_patch", "")))
         static = framework_findings(copy, snapshot_root, files) if checks else []
+        # The copies first: they are made from the test files as the task has them.
+        copies = plant_expectation_copies(copy, record["FAIL_TO_PASS"],
+                                          env.spec.test_command[0]) if checks else []
         canaries = plant_canaries(copy, expected, env.spec.test_command[0]) if checks else []
         guarded = scratch / "guard"
         guarded.mkdir()
         replaced = guarded / "replaced.txt"
-        selected = expected + [c.test_id for c in canaries]
+        selected = expected + [c.test_id for c in copies] + [c.test_id for c in canaries]
         variables = {"TASKFORGE_GUARD_OUT": str(replaced)}
         # node:test: every test's outcome also comes over a signed channel from inside its
         # file's process (support/taskforge-channel.cjs), keyed afresh for each grading.
@@ -96,19 +106,24 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         tried = sorted(set(_within(copy, replaced.read_text(errors="replace")).splitlines())) \
             if replaced.is_file() else []
         bodies = read_signed(channel, key, copy) if channel is not None else None
-    signed = signed_outcomes(bodies, selected) if bodies is not None else None
-    outcomes = dict(run.outcomes)
+        signed = signed_outcomes(bodies, selected) if bodies is not None else None
+        outcomes = dict(run.outcomes)
+        if signed is not None:
+            # A test passed where the runner's report and the channel both say so.
+            outcomes = {t: "failed" if o == "passed" and signed.get(t) != "passed" else o
+                        for t, o in outcomes.items()}
+        # A copy that passes on the original code too says nothing of the solution.
+        forgiven = passing_on_the_original(
+            [c for c in copies if outcomes.get(c.test_id) == "passed"], copy, snapshot_root,
+            runner, scratch) if not run.timed_out else set()
     findings: list[Finding] = [*rewritten]
     if not run.timed_out:
         findings += registered_again(expected, report.outcomes, bodies)
-    if signed is not None:
-        # A test passed where the runner's report and the channel both say so.
-        if not run.timed_out:
-            findings += report_rewritten(run.outcomes, signed, selected)
-        outcomes = {t: "failed" if o == "passed" and signed.get(t) != "passed" else o
-                    for t, o in outcomes.items()}
+    if signed is not None and not run.timed_out:
+        findings += report_rewritten(run.outcomes, signed, selected)
     if checks and not run.timed_out:
         findings += canary_findings(canaries, outcomes, set(run.collection_errors))
+        findings += copy_findings(copies, outcomes, forgiven)
     findings += [_refused(line) for line in tried[:20]]
     findings += [Finding(line, True) for line in static]
     return GradedRun(outcomes=outcomes, timed_out=run.timed_out,

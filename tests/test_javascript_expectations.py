@@ -1,0 +1,339 @@
+"""Expectation copies for JavaScript and TypeScript (taskforge/languages/javascript/grading/
+expectations.py): which tests get one, what a copy is, honest code failing each copy in a real
+run of node's runner, and the stub they catch (it reads the literal its calling test expects
+from the test file, found through `new Error().stack`) next to its positive controls: the naive
+grader and the grade without checks score it 1.0 on jsdemo (node's runner) and tsdemo (vitest),
+`taskforge grade` 0 with the copy named. A copy that the original code passes too (a project
+reading its own call sites) costs the reference nothing, and would without the second run."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import apply_patch, prepared_js_project, write_recipe
+from js_tasks import generated, generated_tsdemo
+from naive_grader import naive_js_reward, naive_vitest_reward
+from test_grade_tamper import grade_without_checks
+from test_sandbox import require
+
+import taskforge
+from taskforge.languages import language_named
+from taskforge.languages.javascript.grading import expectations
+from taskforge.languages.javascript.grading import run as grading_run
+from taskforge.languages.javascript.grading.expectations import plant_expectation_copies
+from taskforge.sanitize.jssource import parse
+
+JS = language_named("javascript")
+EVERY = 100
+
+# The attack: a function that returns the literal its caller's assertion compares with. It
+# finds the calling test's file, line and column in `new Error().stack` (vitest maps them to
+# the TypeScript source), reads that line, skips the call's arguments and takes the literal
+# after them (`assert.equal(f(x), LITERAL)`, `expect(f(x)).toBe(LITERAL)`).
+STACK_READER = r"""
+import { readFileSync as readTestFile } from 'node:fs';
+function answerFromTheTest() {
+  const frames = String(new Error().stack).split('\n').slice(2);
+  for (const frame of frames) {
+    const m = frame.match(/(?:\(|at )(?:file:\/\/)?(\/[^():]*?\.test\.[cm]?[jt]s):(\d+):(\d+)\)?$/);
+    if (!m) continue;
+    const text = readTestFile(m[1], 'utf8').split('\n').slice(+m[2] - 1, +m[2] + 5).join('\n');
+    let i = +m[3] - 1;
+    while (i < text.length && text[i] !== '(') i++;
+    let depth = 0, quote = '';
+    for (; i < text.length; i++) {
+      const c = text[i];
+      if (quote) { if (c === '\\') i++; else if (c === quote) quote = ''; continue; }
+      if (c === "'" || c === '"' || c === '`') quote = c;
+      else if (c === '(') depth++;
+      else if (c === ')' && --depth === 0) { i++; break; }
+    }
+    const literal = text.slice(i).match(new RegExp(/^\s*\)?\s*(?:,|\.\s*\w+\s*\()\s*/.source
+      + /(-?\d+(?:\.\d+)?|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|`[^`$]*`)/.source));
+    if (literal) return new Function(`return ${literal[1]}`)();
+  }
+  throw new Error('not implemented');
+}
+"""
+STUB = 'throw new Error("not implemented");'
+
+
+def stack_reading(workspace: Path, task: taskforge.Task) -> None:
+    """The deleted function's stub answers with what its calling test expects."""
+    path = workspace / task.record["deleted"][0]["path"]
+    path.write_text(STACK_READER + path.read_text().replace(STUB, "return answerFromTheTest();"))
+
+
+# ----------------------------------------------------------------- which tests get a copy
+
+SHAPES = """\
+import { describe, test, it, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { f, g } from '../src/f.js';
+
+describe('plain', () => {
+  test('string on the right', () => { assert.equal(f('a'), 'A!'); });
+  test('number on the left', () => { assert.strictEqual(2, g(1)); });
+  test('expect style', () => { const x = f('b'); expect(x).toBe('B!'); });
+  test('chai style', () => { expect(g(2)).to.deep.equal(-3.5); });
+  test('a context', (t) => { assert.deepEqual(g(3), 4, 'message'); });
+  describe('nested', () => {
+    it('template', async () => { await Promise.resolve(); assert.equal(f('c'), `C!`); });
+  });
+  test('computed', () => { assert.equal(g(1), 2 * 1); });
+  test('not last', () => { assert.equal(f('d'), 'D!'); g(0); });
+  test('returns early', () => { if (g(0)) return; assert.equal(f('e'), 'E!'); });
+  test('a boolean', () => { assert.equal(g(0) > 1, true); });
+  test('null', () => { assert.equal(f(null), null); });
+  test('negated', () => { expect(f('x')).not.toBe('y'); });
+  test('hex', () => { assert.equal(g(15), 0x10); });
+  test('huge', () => { assert.equal(g(1), 12345678901234567890); });
+  test('both literals', () => { assert.equal('a', 'a'); });
+  test.skip('skipped', () => { assert.equal(f('s'), 'S!'); });
+  test('options', { todo: true }, () => { assert.equal(f('t'), 'T!'); });
+  test('twice', () => { assert.equal(f('u'), 'U!'); });
+  test('twice', () => { assert.equal(f('v'), 'V!'); });
+  test('a callback', (t, done) => { assert.equal(f('w'), 'W!'); });
+  test('nested return is fine', () => { [1].map(() => { return 1; }); assert.equal(g(5), 6); });
+  test('esc\\'aped', () => { assert.equal(f('q'), 'Q!'); });
+});
+
+describe('with a hook', () => {
+  beforeEach(() => {});
+  test('hooked', () => { assert.equal(f('h'), 'H!'); });
+});
+
+describe('with a variable', () => {
+  const seen = [];
+  test('scoped', () => { seen.push(1); assert.equal(f('k'), 'K!'); });
+});
+
+test('top level', function () { assert.equal(f('top'), 'TOP!'); });
+"""
+QUALIFY = {"plain > string on the right", "plain > number on the left", "plain > expect style",
+           "plain > chai style", "plain > a context", "plain > nested > template",
+           "plain > nested return is fine", "top level"}
+
+
+def _ids(source: str) -> list[str]:
+    """Every test name of SHAPES as an id (the suites' names joined with ` > `)."""
+    ids, suites = [], []
+    for line in source.splitlines():
+        found = re.match(r"\s*(describe|test|it)(?:\.skip)?\('((?:[^'\\]|\\.)*)'", line)
+        depth = len(line) - len(line.lstrip())
+        suites = [(d, n) for d, n in suites if d < depth]
+        if found and found.group(1) == "describe":
+            suites.append((depth, found.group(2)))
+        elif found:
+            ids.append("test/shapes.test.js::" + " > ".join([n for _d, n in suites]
+                                                             + [found.group(2)]))
+    return ids
+
+
+def test_which_tests_get_a_copy(tmp_path: Path) -> None:
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
+    ids = _ids(SHAPES)
+    assert len(ids) == 25
+    copies = plant_expectation_copies(tmp_path, ids, "node-test", random.Random(0), limit=EVERY)
+    assert {c.copy_of.split("::")[1] for c in copies} == QUALIFY
+    planted = (tmp_path / "test" / "shapes.test.js").read_text()
+    assert planted.startswith(SHAPES) and not parse("x.js", planted.encode()).root_node.has_error
+    for copy in copies:  # registered inside suites of the original's names, under a new name
+        *suites, name = copy.test_id.split("::")[1].split(" > ")
+        assert suites == copy.copy_of.split("::")[1].split(" > ")[:-1]
+        assert re.fullmatch(r"[a-z]+( [a-z]+)? [a-z0-9]{6}", name), name
+        assert f'("{name}", ' in planted
+    # the value changed, and nothing else: the original's text with the new name and literal
+    assert re.search(r"assert\.equal\(f\('a'\), 'A![a-z]{6}'\);", planted)
+    assert re.search(r"assert\.strictEqual\((\d+), g\(1\)\)", planted.split(SHAPES, 1)[1])
+    assert re.search(r"expect\(g\(2\)\)\.to\.deep\.equal\(-(\d+\.5)\)", planted)
+    assert re.search(r"assert\.equal\(f\('c'\), `C![a-z]{6}`\)", planted)
+
+
+def test_only_runners_that_run_files_apart_get_copies(tmp_path: Path) -> None:
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
+    for runner in ("mocha", "tape"):  # every file in one process: a copy could reach another's
+        assert plant_expectation_copies(tmp_path, _ids(SHAPES), runner) == []
+    assert len(plant_expectation_copies(tmp_path, _ids(SHAPES), "jest")) == 3  # three a grading
+    # a parameter is node's test context only under node's runner (jest's would be `done`)
+    source = "test('a callback', (done) => { expect(f(1)).toBe(2); });\n"
+    (tmp_path / "test" / "done.test.js").write_text(source)
+    assert plant_expectation_copies(tmp_path, ["test/done.test.js::a callback"], "jest") == []
+
+
+# ------------------------------------------------------ real runs of node's runner (bwrap)
+
+FILES = {
+    "package.json": '{"name": "words", "type": "module", "scripts": {"test": "node --test"}}',
+    "src/words.js": """\
+        export function shout(text) {
+          const loud = String(text).toUpperCase();
+          return `${loud}!`;
+        }
+
+        export function count(text) {
+          const words = String(text).split(/\\s+/).filter(Boolean);
+          return words.length;
+        }
+
+        // What the line calling it compares with: a call-site reader, as debugging libraries
+        // have. Its own test passes a copy with any literal, on the original code too.
+        export function literalAtCall() {
+          const frame = String(new Error().stack).split('\\n')[2];
+          const [, file, line] = frame.match(/(\\/[^():]*):(\\d+):\\d+\\)?$/);
+          const text = readFileSync(file.replace(/^file:\\/\\//, ''), 'utf8').split('\\n')[line - 1];
+          return text.match(/'([^']*)'\\);\\s*}\\);\\s*$/)[1];
+        }
+        import { readFileSync } from 'node:fs';
+        """,
+    "test/words.test.js": """\
+        import { describe, test } from 'node:test';
+        import assert from 'node:assert/strict';
+        import { count, literalAtCall, shout } from '../src/words.js';
+
+        describe('shout', () => {
+          test('adds a bang', () => { assert.equal(shout('hi'), 'HI!'); });
+          test('numbers too', () => { assert.strictEqual(shout(5), '5!'); });
+        });
+        test('counts words', () => { assert.equal(count('a b  c'), 3); });
+        test('reads its call site', () => { assert.equal(literalAtCall(), 'here'); });
+        """,
+}
+ORIGINALS = ["test/words.test.js::shout > adds a bang", "test/words.test.js::shout > numbers too",
+             "test/words.test.js::counts words", "test/words.test.js::reads its call site"]
+
+
+@pytest.fixture(scope="module")
+def words(tmp_path_factory: pytest.TempPathFactory):  # (Snapshot, Environment, cache)
+    return prepared_js_project(tmp_path_factory, FILES, name="words", snapshot_id="e" * 40)
+
+
+def test_honest_code_fails_every_copy_and_the_stack_reader_passes_them(words,
+                                                                        tmp_path: Path) -> None:
+    snapshot, env, _cache = words
+    box = require("bwrap")
+    honest = tmp_path / "honest"
+    shutil.copytree(snapshot.root, honest)
+    copies = plant_expectation_copies(honest, ORIGINALS, "node-test", random.Random(3),
+                                      limit=EVERY)
+    assert {c.copy_of for c in copies} == set(ORIGINALS)
+    ids = ORIGINALS + [c.test_id for c in copies]
+    run = JS.run_tests(env, honest, box, timeout=120, select=ids)
+    made = {c.test_id: c.copy_of for c in copies}
+    # every original passes; every copy fails, but the call-site reader's, which honest
+    # code passes with any literal (the second run's case)
+    assert run.outcomes == {t: "failed" if t in made and "call site" not in made[t]
+                            else "passed" for t in ids}, run.log_tail
+    stub = tmp_path / "stub"
+    shutil.copytree(honest, stub)
+    source = stub / "src" / "words.js"
+    text = source.read_text()
+    for name in ("shout", "count"):  # their bodies replaced by the answer read from the test
+        text = re.sub(rf"(export function {name}\(text\) {{\n).*?\n}}\n",
+                      r"\1  return answerFromTheTest();\n}\n", text, flags=re.S)
+    source.write_text(STACK_READER + text)
+    run = JS.run_tests(env, stub, box, timeout=120, select=ids)
+    assert run.outcomes == dict.fromkeys(ids, "passed"), run.log_tail
+
+
+@pytest.fixture(scope="module")
+def words_tasks(words, tmp_path_factory: pytest.TempPathFactory) -> dict[str, taskforge.Task]:
+    snapshot, _env, _cache = words
+    base = tmp_path_factory.mktemp("words-tasks")
+    recipe = write_recipe(base / "recipe.yaml", f"""\
+        name: words
+        seed: 0
+        sources:
+          - path: {snapshot.root}
+        strategies: [stub-function]
+        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 3}}
+        task: {{tests_visible: true}}
+        verify: {{repeats: 2, timeout_s: 300}}
+        sandbox: bwrap
+        """)
+    taskforge.generate(str(recipe), out=str(base / "out"))
+    return {t.record["deleted"][0]["symbol"].rsplit(".", 1)[-1]: t
+            for t in taskforge.load_tasks(str(base / "out"))}
+
+
+@pytest.mark.slow
+def test_a_copy_the_original_passes_too_costs_the_reference_nothing(
+        words_tasks: dict[str, taskforge.Task], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """literalAtCall's test passes its copy on honest code: the second run on the original
+    forgives it (the reference scores 1.0); without that run the reference would score 0,
+    the control that the second run is what spares it."""
+    task = words_tasks["literalAtCall"]
+    workspace = task.materialize(tmp_path / "ws")
+    apply_patch(workspace, task.record["patch"])
+    reference = task.grade(workspace, sandbox="bwrap")
+    assert (reference.reward, reference.tampered) == (1.0, ())
+    monkeypatch.setattr(grading_run, "passing_on_the_original", lambda *_args: set())
+    unforgiven = task.grade(workspace, sandbox="bwrap")
+    assert unforgiven.reward == 0.0
+    assert any("a copy of test/words.test.js::reads its call site" in line
+               for line in unforgiven.tampered), unforgiven.tampered
+
+
+def _wins_unchecked_and_loses(task: taskforge.Task, workspace: Path, naive: float) -> None:
+    """The positive controls (the naive grader, the grade without checks: 1.0), then 0
+    under the grade, the copy named."""
+    assert naive == 1.0, "the positive control"
+    unchecked = grade_without_checks(task, workspace, require("bwrap"))
+    assert (unchecked.reward, unchecked.tampered) == (1.0, ()), unchecked
+    result = task.grade(workspace, sandbox="bwrap")
+    assert result.reward == 0.0, result
+    assert any(line.startswith("canary ") and "passed: a copy of " in line
+               for line in result.tampered), result.tampered
+
+
+@pytest.mark.slow
+def test_the_stack_reader_is_caught_on_node_runner_tasks(
+        words_tasks: dict[str, taskforge.Task], tf_cache: Path,
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    tasks = [words_tasks["shout"], *(t for t in taskforge.load_tasks(
+        str(generated(tmp_path_factory))) if t.record["strategy"] == "stub-function")]
+    won = 0
+    for n, task in enumerate(tasks):
+        workspace = task.materialize(tmp_path / f"ws{n}")
+        stack_reading(workspace, task)
+        naive = naive_js_reward(task, workspace, tmp_path / f"naive{n}")
+        if naive != 1.0 and task is not tasks[0]:
+            continue  # the stub is reached through other code there: nothing to read
+        won += 1
+        _wins_unchecked_and_loses(task, workspace, naive)
+    assert won >= 2, won  # shout's, and a jsdemo task's at least
+
+
+@pytest.mark.slow
+def test_the_stack_reader_is_caught_on_vitest_tasks(tf_cache: Path,
+                                                    tmp_path_factory: pytest.TempPathFactory,
+                                                    tmp_path: Path) -> None:
+    won = 0
+    for n, task in enumerate(taskforge.load_tasks(str(generated_tsdemo(tmp_path_factory)))):
+        workspace = task.materialize(tmp_path / f"ws{n}")
+        stack_reading(workspace, task)
+        (tmp_path / f"naive{n}").mkdir()
+        naive = naive_vitest_reward(task, workspace, tmp_path / f"naive{n}")
+        if naive != 1.0:
+            continue
+        won += 1
+        _wins_unchecked_and_loses(task, workspace, naive)
+    assert won, "the attack won against the naive grader on no task: no positive control"
+
+
+def test_copy_findings_judge_passing_only() -> None:
+    copies = [expectations.Copy("t.test.js::a x1y2z3", "t.test.js::a"),
+              expectations.Copy("t.test.js::b x1y2z4", "t.test.js::b"),
+              expectations.Copy("t.test.js::c x1y2z5", "t.test.js::c")]
+    outcomes = {"t.test.js::a x1y2z3": "passed", "t.test.js::b x1y2z4": "error",
+                "t.test.js::c x1y2z5": "passed"}
+    found = expectations.copy_findings(copies, outcomes, forgiven={"t.test.js::c x1y2z5"})
+    assert [f.message.split(" passed:")[0] for f in found] == ["canary t.test.js::a x1y2z3"]
+    assert all(f.disqualifies for f in found)

@@ -47,6 +47,35 @@ def _in_rendered_html(path: Path) -> bool:
         return False
 
 
+# Where a build's sources sit beside its output (`src/x.ts` -> `lib/x.js`; a dual build's
+# `esm/x.js` beside `cjs/x.js`), and the suffixes they have.
+_BUILD_SOURCE_DIRS = ("src", "source", "sources", "ts", "lib", "esm", "cjs", "es", "umd", "mjs")
+_BUILD_SOURCE_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+_COMPILED_SUFFIXES = (".js", ".mjs", ".cjs")
+
+
+def _compiled_javascript(path: Path) -> bool:
+    """Whether `lib/` (`esm/`, `cjs/`, ...) holds compiled JavaScript rather than a project's
+    own sources: a source map in it, or one of its JavaScript files named as a source file
+    of a build's source directory beside it (`src/`, or the other half of a dual build).
+    Many JavaScript packages keep their sources in `lib/` (fastify-plugin, qs): such a `lib/`
+    is the tree a task edits, never an artifact (taken for one, the leak scan removed the
+    very file a task's stub is in, and every later check of the task failed)."""
+    stems: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = [d for d in dirnames if d != "node_modules"]
+        here = os.path.relpath(dirpath, path)
+        for name in filenames:
+            if name.endswith(".map"):
+                return True
+            stem, suffix = os.path.splitext(name)
+            if suffix in _COMPILED_SUFFIXES:
+                stems.add(os.path.normpath(os.path.join(here, stem)))
+    siblings = [path.parent / d for d in _BUILD_SOURCE_DIRS if d != path.name]
+    return any(os.path.isfile(f"{sibling / stem}{suffix}") for sibling in siblings
+               if sibling.is_dir() for stem in stems for suffix in _BUILD_SOURCE_SUFFIXES)
+
+
 @dataclass(frozen=True)
 class ArtifactRule:
     """A named kind of artifact.
@@ -155,9 +184,10 @@ RULES: tuple[ArtifactRule, ...] = (
                  description="jest, vite/vitest, turbo, swc and eslint caches; TypeScript's "
                  "incremental build info lists the sources and their signatures"),
     # Often the compiled package (`tsc --outDir lib`, babel's `lib/`, dual esm/cjs builds);
-    # in many JavaScript projects `lib/` is the source itself, tracked: kept then.
+    # in many JavaScript projects `lib/` is the source itself: only where it looks compiled.
     ArtifactRule("js-compiled-outputs", dirs=("lib", "esm", "cjs", "umd", "out-tsc"),
-                 snapshot=False, description="compiled JavaScript the repository does not track"),
+                 check=_compiled_javascript, snapshot=False,
+                 description="compiled JavaScript (a source map, or sources of the same names)"),
     ArtifactRule("js-coverage-outputs", dirs=("coverage",), snapshot=False,
                  description="istanbul/c8 reports quote every source line"),
 )

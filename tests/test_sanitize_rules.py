@@ -22,7 +22,13 @@ from taskforge.artifacts import (
     rule_for_path,
     tracked_paths,
 )
-from taskforge.sanitize import remove_vcs_dirs, sanitize_workspace
+from taskforge.sanitize import (
+    fingerprint_deletion,
+    read_tree,
+    remove_vcs_dirs,
+    sanitize_and_scan,
+    sanitize_workspace,
+)
 
 # (rule, a file to create, the artifact path the rule removes: the file or its directory)
 CASES = [
@@ -106,7 +112,9 @@ CASES = [
 SOURCES = ["pkg/__init__.py", "pkg/mod.py", "pkg/out.py", "pkg/target.py", "pkg/build_info.py",
            "pkg/_modules/__init__.py", "README.md", "web/index.js",
            "docs/conf.py", "docs/index.rst", "tests/test_mod.py",
-           "tools/bin/run.sh"]  # a bin/ without classes is not Eclipse's output
+           "tools/bin/run.sh",  # a bin/ without classes is not Eclipse's output
+           # what makes a `lib/` or `esm/` beside them compiled output
+           "src/index.ts", "packages/core/src/index.ts"]
 
 
 def make_tree(root: Path, files: list[str]) -> None:
@@ -322,3 +330,60 @@ def test_a_directory_s_rule_is_the_rules_asked_one_by_one() -> None:
     for depth in (1, 2, 3):
         for parts in itertools.product([*_DIR_NAMES, "a"], repeat=depth):
             assert match_dir(parts) == _rule_of_dir_as_written_first(parts, None), parts
+
+
+GET_NAME = """\
+'use strict'
+const PATTERN = /at\\s(.*)/
+
+module.exports = function getName (fn) {
+  return fn.name || pickName(new Error('x').stack)
+}
+
+function pickName (stack) {
+  const m = stack.match(PATTERN)
+  if (!m) return 'anonymous'
+  return m[1].trim().replace(/:\\d+$/, '')
+}
+module.exports.pickName = pickName
+"""
+STUBBED = GET_NAME.replace("""  const m = stack.match(PATTERN)
+  if (!m) return 'anonymous'
+  return m[1].trim().replace(/:\\d+$/, '')
+""", '  throw new Error("not implemented");\n')
+
+
+def _lib_package(root: Path, extra: dict[str, str]) -> None:
+    """A package whose sources are in `lib/`, as fastify-plugin's and qs' are."""
+    files = {"index.js": "module.exports = require('./lib/getName')\n",
+             "lib/getName.js": GET_NAME,
+             "lib/camel.js": "module.exports = (s) => s.replace(/-(.)/g, (_, c) => c.toUpperCase())\n",
+             "test/getName.js": "require('../lib/getName')\n",  # a test named like its module
+             "types/index.d.ts": "export default function getName(fn: Function): string\n",
+             **extra}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def test_a_lib_of_sources_is_no_compiled_output(tmp_path: Path) -> None:
+    """A tracked `lib/` of sources stays, and counts as the task tree: taken for compiled
+    output, the leak scan found the stubbed file's own names (not in the tree it read) in it
+    and removed it, and the task's reference no longer applied (fastify-plugin 6.0.1)."""
+    _lib_package(tmp_path, {"lib/pkg/mod.py": "x = 1\n"})  # a Python `lib/` too
+    assert remove_artifacts(tmp_path) == {}
+    assert {"lib/getName.js", "lib/camel.js", "lib/pkg/mod.py"} <= set(read_tree(tmp_path))
+    (tmp_path / "lib/getName.js").write_text(STUBBED)
+    fingerprints = fingerprint_deletion({"lib/getName.js": GET_NAME}, read_tree(tmp_path))
+    assert len(fingerprints) and fingerprints.copied is None
+    sanitizer = sanitize_and_scan(tmp_path, None, fingerprints, keep=read_tree(tmp_path))
+    assert sanitizer["artifacts_removed"] == {} and sanitizer["leak_scan"]["clean"]
+    assert (tmp_path / "lib/getName.js").read_text() == STUBBED
+
+
+@pytest.mark.parametrize("beside", [{"src/getName.ts": "export {}\n"},  # tsc --outDir lib
+                                    {"lib/getName.js.map": "{}"},  # a source map
+                                    {"src/camel.js": "export {}\n"}])  # babel src -> lib
+def test_a_compiled_lib_is_an_artifact(tmp_path: Path, beside: dict[str, str]) -> None:
+    _lib_package(tmp_path, beside)
+    assert remove_artifacts(tmp_path) == {"js-compiled-outputs": ["lib"]}

@@ -542,6 +542,11 @@ class Verifier:
                                        source.env.venv, fingerprints, cache,
                                        test_patch=test_patch)
             scan_seconds = time.monotonic() - scan_started
+        # A file the deletion edits is the task: removed by the scan (residue a rule names in
+        # it), the agent's workspace lacks it and the reference no longer applies.
+        edited_removed = sorted(set(originals) & set(scan_removals({"sanitizer": sanitizer})))
+        if edited_removed:
+            raise Rejected("leak:in-edited-file", edited_removed[0])
         statement = problem_statement(deletion.statement_facts, fail_to_pass, options.statement)
         quoted = quotes_body(statement, deleted_lines(deletion_patch),
                              allowed=deletion.statement_facts.get("quotable", ()))

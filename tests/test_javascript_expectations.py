@@ -161,6 +161,10 @@ def test_only_runners_that_run_files_apart_get_copies(tmp_path: Path) -> None:
     for runner in ("mocha", "tape"):  # every file in one process: a copy could reach another's
         assert plant_expectation_copies(tmp_path, _ids(SHAPES), runner) == []
     assert len(plant_expectation_copies(tmp_path, _ids(SHAPES), "jest")) == 3  # three a grading
+    assert len(plant_expectation_copies(tmp_path, _ids(SHAPES), "vitest")) == 3
+    # vitest sharing modules between files: a copy's leftovers could reach another file
+    (tmp_path / "vitest.config.ts").write_text("export default { test: { isolate: false } };\n")
+    assert plant_expectation_copies(tmp_path, _ids(SHAPES), "vitest") == []
     # a parameter is node's test context only under node's runner (jest's would be `done`)
     source = "test('a callback', (done) => { expect(f(1)).toBe(2); });\n"
     (tmp_path / "test" / "done.test.js").write_text(source)

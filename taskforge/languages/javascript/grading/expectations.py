@@ -32,9 +32,10 @@ A copy is planted only where honest code is certain to fail it:
   without throwing and ACTUAL equals LITERAL, so the copy compares a value equal to LITERAL
   with another;
 - the runner runs each test file apart (node's runner: a process a file; jest and vitest: a
-  module registry a file), so what a failing copy leaves behind reaches no test of another
-  file, and in its own file none runs after it but the canaries. mocha and tape load every
-  file into one process: no copies there.
+  module registry a file, which a vitest configuration may turn off: none where it says
+  `isolate`), so what a failing copy leaves behind reaches no test of another file, and in
+  its own file none runs after it but the canaries. mocha and tape load every file into one
+  process: no copies there.
 What these rules miss is caught after the run: a copy reported passed runs again on the
 original code (the snapshot, with the graded test file: `passing_on_the_original`), and only
 one that does not pass there is a finding.
@@ -67,6 +68,7 @@ from taskforge.languages.javascript.grading.canaries import (
     name_words,
 )
 from taskforge.languages.javascript.runners.base import file_of
+from taskforge.languages.javascript.runners.vitest import CONFIGS as VITEST_CONFIGS
 from taskforge.languages.javascript.testing import run_tests
 from taskforge.model import Finding, Outcome
 from taskforge.sanitize.jssource import parse
@@ -109,7 +111,7 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
     """Append to the test files of `copy` copies of up to `limit` of the `fail_to_pass`
     tests that qualify (the module's docstring), each expecting another value; return them.
     `runner`: the environment's (`node-test`, `vitest`, ...)."""
-    if runner not in APART:
+    if not _files_apart(copy, runner):
         return []
     rng = rng or secrets.SystemRandom()
     wanted = set(fail_to_pass)
@@ -146,6 +148,16 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
         separator = b"" if source.endswith(b"\n") or not source else b"\n"
         path.write_bytes(source + separator + "".join(texts).encode("utf-8"))
     return planted
+
+
+def _files_apart(copy: Path, runner: str) -> bool:
+    """Whether the runner runs each test file apart in this project: node's runner and jest
+    always (taskforge's own command lines), vitest unless its configuration says a word of
+    `isolate` (`isolate: false` shares the modules of every file a worker runs)."""
+    if runner == "vitest":
+        return not any("isolate" in (copy / name).read_text(encoding="utf-8", errors="replace")
+                       for name in VITEST_CONFIGS if (copy / name).is_file())
+    return runner in APART
 
 
 def copy_findings(copies: list[Copy], outcomes: dict[str, Outcome],

@@ -10,10 +10,11 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, run_cli
+from conftest import apply_patch, make_project, run_cli, write_recipe
 from js_tasks import STRATEGIES, generated
 
 import taskforge
+from taskforge.verify import confirm
 
 pytestmark = pytest.mark.slow
 
@@ -106,3 +107,62 @@ def test_a_planted_built_copy_is_found(js_tasks: taskforge.TaskSet, tmp_path: Pa
     found = run_cli("scan", str(js_out), task.record["instance_id"], str(workspace),
                     cwd=tmp_path)
     assert found.returncode == 1 and "vendor/bundle.js" in found.stdout, found.stdout
+
+
+# A package whose only source sits in a `lib/` that looks compiled (a source map beside it):
+# the leak scan, whose task tree leaves such a `lib/` out, finds the stubbed file's own names
+# in it and would remove it.
+MAPPED = {
+    "package.json": '{"name": "mapped", "type": "module", "scripts": {"test": "node --test"}}',
+    "lib/calc.js": """\
+        const SCALE = 10;
+
+        export function scaled(value) {
+          const base = Number(value);
+          const result = base * SCALE;
+          return Math.round(result);
+        }
+
+        export function offset(value) {
+          return scaled(value) + SCALE;
+        }
+        """,
+    "lib/calc.js.map": '{"version":3,"sources":["../src/calc.ts"],"mappings":""}\n',
+    "test/calc.test.js": """\
+        import { test } from 'node:test';
+        import assert from 'node:assert/strict';
+        import { offset, scaled } from '../lib/calc.js';
+
+        test('scales', () => { assert.equal(scaled(2), 20); });
+        test('scales strings', () => { assert.equal(scaled('3'), 30); });
+        test('offsets', () => { assert.equal(offset(1), 20); });
+        """,
+}
+
+
+def test_a_scan_removing_the_edited_file_rejects_the_candidate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_project(tmp_path, MAPPED, name="mapped")
+    recipe = write_recipe(tmp_path / "recipe.yaml", f"""\
+        name: mapped
+        seed: 0
+        sources:
+          - path: {root}
+        strategies: [stub-function]
+        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 3}}
+        task: {{tests_visible: true}}
+        verify: {{repeats: 2, timeout_s: 300}}
+        sandbox: bwrap
+        """)
+    taskforge.generate(str(recipe), out=str(tmp_path / "out"))
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["rejections"] == {"leak:in-edited-file": 1}
+    assert not list(taskforge.load_tasks(str(tmp_path / "out")))
+    # The control: without the gate the task is emitted, its workspace lacks lib/calc.js,
+    # and re-verification fails it (session 66 found such a task among fastify-plugin's).
+    monkeypatch.setattr(confirm, "edited_files_gate", lambda *_args: None)
+    taskforge.generate(str(recipe), out=str(tmp_path / "unchecked"))
+    (task,) = taskforge.load_tasks(str(tmp_path / "unchecked"))
+    assert not (task.materialize(tmp_path / "ws") / "lib" / "calc.js").exists()
+    proc = run_cli("verify", str(tmp_path / "unchecked"), "--sandbox", "bwrap", cwd=tmp_path)
+    assert proc.returncode == 1 and "patch-does-not-apply" in proc.stdout, proc.stdout

@@ -46,6 +46,7 @@ from taskforge.statement import problem_statement, quotes_body
 from taskforge.verify.gates import (
     begin_scan_gate,
     collection_gate,
+    edited_files_gate,
     leak_scan_gate,
     null_rejection,
     restore_tests,
@@ -542,11 +543,7 @@ class Verifier:
                                        source.env.venv, fingerprints, cache,
                                        test_patch=test_patch)
             scan_seconds = time.monotonic() - scan_started
-        # A file the deletion edits is the task: removed by the scan (residue a rule names in
-        # it), the agent's workspace lacks it and the reference no longer applies.
-        edited_removed = sorted(set(originals) & set(scan_removals({"sanitizer": sanitizer})))
-        if edited_removed:
-            raise Rejected("leak:in-edited-file", edited_removed[0])
+        edited_files_gate(originals, sanitizer)
         statement = problem_statement(deletion.statement_facts, fail_to_pass, options.statement)
         quoted = quotes_body(statement, deleted_lines(deletion_patch),
                              allowed=deletion.statement_facts.get("quotable", ()))

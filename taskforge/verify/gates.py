@@ -19,7 +19,13 @@ from taskforge.errors import Rejected
 from taskforge.languages.base import Language, Runner, null_rejection
 from taskforge.materialize import materialize
 from taskforge.patches import apply_patch, plain_creations
-from taskforge.sanitize import Fingerprints, PendingScan, sanitize_and_scan, tracked_paths
+from taskforge.sanitize import (
+    Fingerprints,
+    PendingScan,
+    sanitize_and_scan,
+    scan_removals,
+    tracked_paths,
+)
 from taskforge.verify.protocol import ran
 from taskforge.workspace import scratch_dir, warm_dir
 
@@ -104,6 +110,15 @@ def copy_gate(fingerprints: Fingerprints) -> None:
     copies the answer from the other file."""
     if fingerprints.copied is not None:
         raise Rejected("leak:copy-in-tree", str(fingerprints.copied))
+
+
+def edited_files_gate(edited: Collection[str], sanitizer: dict[str, Any]) -> None:
+    """Rejected (`leak:in-edited-file`) where the leak scan removed a file the deletion edits
+    (residue in it that a rule names: a `lib/` that looks compiled): that file is the task,
+    and without it the agent's workspace is none and the reference no longer applies."""
+    removed = sorted(set(edited) & set(scan_removals({"sanitizer": sanitizer})))
+    if removed:
+        raise Rejected("leak:in-edited-file", removed[0])
 
 
 def restore_tests(workspace: Path, test_patch: str, snapshot_root: Path) -> None:

@@ -52,12 +52,14 @@ def _in_rendered_html(path: Path) -> bool:
 _BUILD_SOURCE_DIRS = ("src", "source", "sources", "ts", "lib", "esm", "cjs", "es", "umd", "mjs")
 _BUILD_SOURCE_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 _COMPILED_SUFFIXES = (".js", ".mjs", ".cjs")
+_TYPESCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 
 
 def _compiled_javascript(path: Path) -> bool:
     """Whether `lib/` (`esm/`, `cjs/`, ...) holds compiled JavaScript rather than a project's
     own sources: a source map in it, or one of its JavaScript files named as a source file
-    of a build's source directory beside it (`src/`, or the other half of a dual build).
+    of a build's source directory beside it (`src/`, or the other half of a dual build), or
+    as a TypeScript file of the directory holding it.
     Many JavaScript packages keep their sources in `lib/` (fastify-plugin, qs): such a `lib/`
     is the tree a task edits, never an artifact (taken for one, the leak scan removed the
     very file a task's stub is in, and every later check of the task failed)."""
@@ -72,8 +74,13 @@ def _compiled_javascript(path: Path) -> bool:
             if suffix in _COMPILED_SUFFIXES:
                 stems.add(os.path.normpath(os.path.join(here, stem)))
     siblings = [path.parent / d for d in _BUILD_SOURCE_DIRS if d != path.name]
-    return any(os.path.isfile(f"{sibling / stem}{suffix}") for sibling in siblings
-               if sibling.is_dir() for stem in stems for suffix in _BUILD_SOURCE_SUFFIXES)
+    if any(os.path.isfile(f"{sibling / stem}{suffix}") for sibling in siblings
+           if sibling.is_dir() for stem in stems for suffix in _BUILD_SOURCE_SUFFIXES):
+        return True
+    # `tsc` with the project's root as its root (`lib/src/x.js`, `lib/index.js` from
+    # `index.ts`); not JavaScript there: a root `index.js` requiring `./lib` is a source
+    return any(os.path.isfile(f"{path.parent / stem}{suffix}") for stem in stems
+               for suffix in _TYPESCRIPT_SUFFIXES)
 
 
 @dataclass(frozen=True)

@@ -355,7 +355,8 @@ STUBBED = GET_NAME.replace("""  const m = stack.match(PATTERN)
 
 def _lib_package(root: Path, extra: dict[str, str]) -> None:
     """A package whose sources are in `lib/`, as fastify-plugin's and qs' are."""
-    files = {"index.js": "module.exports = require('./lib/getName')\n",
+    files = {"index.js": "module.exports = require('./lib')\n",  # not a build's source
+             "lib/index.js": "module.exports = require('./getName')\n",
              "lib/getName.js": GET_NAME,
              "lib/camel.js": "module.exports = (s) => s.replace(/-(.)/g, (_, c) => c.toUpperCase())\n",
              "test/getName.js": "require('../lib/getName')\n",  # a test named like its module
@@ -383,7 +384,8 @@ def test_a_lib_of_sources_is_no_compiled_output(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("beside", [{"src/getName.ts": "export {}\n"},  # tsc --outDir lib
                                     {"lib/getName.js.map": "{}"},  # a source map
-                                    {"src/camel.js": "export {}\n"}])  # babel src -> lib
+                                    {"src/camel.js": "export {}\n"},  # babel src -> lib
+                                    {"camel.ts": "export {}\n"}])  # tsc, the root its root
 def test_a_compiled_lib_is_an_artifact(tmp_path: Path, beside: dict[str, str]) -> None:
     _lib_package(tmp_path, beside)
     assert remove_artifacts(tmp_path) == {"js-compiled-outputs": ["lib"]}

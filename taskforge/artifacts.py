@@ -47,40 +47,56 @@ def _in_rendered_html(path: Path) -> bool:
         return False
 
 
-# Where a build's sources sit beside its output (`src/x.ts` -> `lib/x.js`; a dual build's
-# `esm/x.js` beside `cjs/x.js`), and the suffixes they have.
-_BUILD_SOURCE_DIRS = ("src", "source", "sources", "ts", "lib", "esm", "cjs", "es", "umd", "mjs")
+# Where a build's sources sit beside its output: `src/x.ts` -> `lib/x.js`, and a dual
+# build's halves beside each other (`esm/x.js`, `cjs/x.js`, both from `src/` or `lib/`).
+_BUILD_SOURCES = ("src", "source", "sources", "ts")
+_DUAL_BUILDS = ("esm", "cjs", "umd", "es", "mjs")
 _BUILD_SOURCE_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 _COMPILED_SUFFIXES = (".js", ".mjs", ".cjs")
 _TYPESCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 
 
+def _source_map(path: str) -> bool:
+    """A source map: JSON with `mappings` (not a data file that happens to end in `.map`)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and b'"mappings"' in head
+
+
 def _compiled_javascript(path: Path) -> bool:
     """Whether `lib/` (`esm/`, `cjs/`, ...) holds compiled JavaScript rather than a project's
-    own sources: a source map in it, or one of its JavaScript files named as a source file
-    of a build's source directory beside it (`src/`, or the other half of a dual build), or
-    as a TypeScript file of the directory holding it.
-    Many JavaScript packages keep their sources in `lib/` (fastify-plugin, qs): such a `lib/`
-    is the tree a task edits, never an artifact (taken for one, the leak scan removed the
-    very file a task's stub is in, and every later check of the task failed)."""
-    stems: set[str] = set()
+    own sources: most of its JavaScript files (more than half) have a source map beside them
+    or are named as a source of the build's source directory beside it (`src/`, for a dual
+    build's half also the other halves and `lib/`), or as a TypeScript file of the directory
+    holding it (`tsc` with the project's root as its root). Many JavaScript packages keep
+    their sources in `lib/` (fastify-plugin, qs): such a `lib/` is the tree a task edits,
+    never an artifact (taken for one, the leak scan removed the very file a task's stub is
+    in, and every later check of the task failed). One shared name (`index`) or a vendored
+    map is not most."""
+    files: list[tuple[str, str]] = []  # (the file's path, its path in `path` without suffix)
     for dirpath, dirnames, filenames in os.walk(path):
         dirnames[:] = [d for d in dirnames if d != "node_modules"]
         here = os.path.relpath(dirpath, path)
         for name in filenames:
-            if name.endswith(".map"):
-                return True
             stem, suffix = os.path.splitext(name)
             if suffix in _COMPILED_SUFFIXES:
-                stems.add(os.path.normpath(os.path.join(here, stem)))
-    siblings = [path.parent / d for d in _BUILD_SOURCE_DIRS if d != path.name]
-    if any(os.path.isfile(f"{sibling / stem}{suffix}") for sibling in siblings
-           if sibling.is_dir() for stem in stems for suffix in _BUILD_SOURCE_SUFFIXES):
-        return True
-    # `tsc` with the project's root as its root (`lib/src/x.js`, `lib/index.js` from
-    # `index.ts`); not JavaScript there: a root `index.js` requiring `./lib` is a source
-    return any(os.path.isfile(f"{path.parent / stem}{suffix}") for stem in stems
-               for suffix in _TYPESCRIPT_SUFFIXES)
+                files.append((os.path.join(dirpath, name), os.path.normpath(os.path.join(here, stem))))
+    if not files:
+        return False
+    beside = _BUILD_SOURCES if path.name not in _DUAL_BUILDS \
+        else (*_BUILD_SOURCES, "lib", *(d for d in _DUAL_BUILDS if d != path.name))
+    siblings = [path.parent / d for d in beside if (path.parent / d).is_dir()]
+
+    def compiled(file: str, stem: str) -> bool:
+        return _source_map(file + ".map") \
+            or any(os.path.isfile(f"{sibling / stem}{suffix}") for sibling in siblings
+                   for suffix in _BUILD_SOURCE_SUFFIXES) \
+            or any(os.path.isfile(f"{path.parent / stem}{suffix}") for suffix in _TYPESCRIPT_SUFFIXES)
+
+    return 2 * sum(compiled(file, stem) for file, stem in files) > len(files)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -32,7 +33,11 @@ from test_sandbox import require
 import taskforge
 import taskforge.languages.python.grading.run as run_module
 from taskforge.languages.python.grading.canaries import Canary, canary_findings
-from taskforge.languages.python.grading.expectations import copy_block, plant_expectation_copies
+from taskforge.languages.python.grading.expectations import (
+    copy_block,
+    passing_on_the_original,
+    plant_expectation_copies,
+)
 from taskforge.languages.python.testing.runner import PLUGIN, PLUGIN_DIR
 
 # ------------------------------------------------------------ which tests get a copy, and how
@@ -550,3 +555,55 @@ def test_a_copy_the_original_code_passes_too_is_no_finding(
     unchecked = graded_reference(task, box, tmp_path / "ref-unchecked")
     assert unchecked.reward == 0.0, unchecked
     assert any("a copy of tests/test_loud.py::test_loose" in r for r in unchecked.tampered)
+
+
+IDS_TEST = '''\
+from loud.ids import next_id
+
+
+def test_first_id_is_one():
+    assert next_id() == 1
+
+
+def test_ids_keep_growing():
+    for _ in range(44):
+        next_id()
+    assert next_id() > 1
+'''
+# the copy of the first test a grading might plant, its offset 46: after the second test it
+# passes on any code that counts, the original too
+IDS_COPY = '''
+try:
+    def test_first_keep_x1y2z3():
+        assert next_id() == 47
+except Exception:
+    pass
+'''
+
+
+@pytest.mark.slow
+def test_the_second_run_runs_the_copy_as_the_grading_run_did(loud_task: taskforge.Task,
+                                                            tmp_path: Path) -> None:
+    """A copy whose value depends on what the tests before it left (a counter) passes on the
+    original code in the grading run's selection, copies last, and only there: run alone, as
+    the second run first did, it failed, and the reference of such a task scored 0 one
+    grading in 97 (the review of session 66's change, on the JavaScript copies)."""
+    original = tmp_path / "original"
+    shutil.copytree(loud_task.snapshot_root(), original)
+    (original / "loud" / "ids.py").write_text("LAST = [0]\n\n\ndef next_id():\n"
+                                             "    LAST[0] += 1\n    return LAST[0]\n")
+    (original / "tests" / "test_ids.py").write_text(IDS_TEST)
+    graded = tmp_path / "graded"
+    (graded / "tests").mkdir(parents=True)
+    (graded / "tests" / "test_ids.py").write_text(IDS_TEST + IDS_COPY)
+    copy = Canary("tests/test_ids.py::test_first_keep_x1y2z3", "failed",
+                  copy_of="tests/test_ids.py::test_first_id_is_one")
+    runner = loud_task.runner(require("bwrap"))
+    selected = ["tests/test_ids.py::test_first_id_is_one",
+                "tests/test_ids.py::test_ids_keep_growing", copy.node_id]
+    forgiven = passing_on_the_original([copy], graded, original, runner, tmp_path / "a", {},
+                                       selected)
+    assert forgiven == {copy.node_id}
+    alone = passing_on_the_original([copy], graded, original, runner, tmp_path / "b", {},
+                                    [copy.node_id])
+    assert alone == set()  # the control: the copy alone fails on the original code

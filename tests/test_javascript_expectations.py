@@ -22,6 +22,7 @@ from test_sandbox import require
 
 import taskforge
 from taskforge.languages import language_named
+from taskforge.languages.base import Runner
 from taskforge.languages.javascript.grading import expectations
 from taskforge.languages.javascript.grading import run as grading_run
 from taskforge.languages.javascript.grading.expectations import plant_expectation_copies
@@ -75,6 +76,9 @@ import { describe, test, it, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { f, g } from '../src/f.js';
 
+let server;
+const calls = { n: 0 };
+
 describe('plain', () => {
   test('string on the right', () => { assert.equal(f('a'), 'A!'); });
   test('number on the left', () => { assert.strictEqual(2, g(1)); });
@@ -100,6 +104,12 @@ describe('plain', () => {
   test('a callback', (t, done) => { assert.equal(f('w'), 'W!'); });
   test('nested return is fine', () => { [1].map(() => { return 1; }); assert.equal(g(5), 6); });
   test('esc\\'aped', () => { assert.equal(f('q'), 'Q!'); });
+  test('commented', () => { assert.equal(f('m'), 'M!') /* a comment in the statement */ });
+  test('negated string', () => { assert.equal(f('n'), -'n'); });
+  test('assigns outside', async () => { server = await f('s'); assert.equal(f('o'), 'O!'); });
+  test('counts outside', () => { calls.n++; assert.equal(f('p'), 'P!'); });
+  test('declares its own', () => { let n = 0; n++; const o = {}; o.k = 1;
+    for (const k of [1]) n += k; assert.equal(f('r'), 'R!'); });
 });
 
 describe('with a hook', () => {
@@ -116,7 +126,8 @@ test('top level', function () { assert.equal(f('top'), 'TOP!'); });
 """
 QUALIFY = {"plain > string on the right", "plain > number on the left", "plain > expect style",
            "plain > chai style", "plain > a context", "plain > nested > template",
-           "plain > nested return is fine", "top level"}
+           "plain > nested return is fine", "plain > commented", "plain > declares its own",
+           "top level"}
 
 
 def _ids(source: str) -> list[str]:
@@ -138,7 +149,7 @@ def test_which_tests_get_a_copy(tmp_path: Path) -> None:
     (tmp_path / "test").mkdir()
     (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
     ids = _ids(SHAPES)
-    assert len(ids) == 25
+    assert len(ids) == 30
     copies = plant_expectation_copies(tmp_path, ids, "node-test", random.Random(0), limit=EVERY)
     assert {c.copy_of.split("::")[1] for c in copies} == QUALIFY
     planted = (tmp_path / "test" / "shapes.test.js").read_text()
@@ -162,9 +173,12 @@ def test_only_runners_that_run_files_apart_get_copies(tmp_path: Path) -> None:
         assert plant_expectation_copies(tmp_path, _ids(SHAPES), runner) == []
     assert len(plant_expectation_copies(tmp_path, _ids(SHAPES), "jest")) == 3  # three a grading
     assert len(plant_expectation_copies(tmp_path, _ids(SHAPES), "vitest")) == 3
-    # vitest sharing modules between files: a copy's leftovers could reach another file
-    (tmp_path / "vitest.config.ts").write_text("export default { test: { isolate: false } };\n")
-    assert plant_expectation_copies(tmp_path, _ids(SHAPES), "vitest") == []
+    # vitest sharing modules between files, or reordering a file's tests; jest's likewise
+    for config in ("{ isolate: false }", "{ sequence: { shuffle: true } }"):
+        (tmp_path / "vitest.config.ts").write_text(f"export default {{ test: {config} }};\n")
+        assert plant_expectation_copies(tmp_path, _ids(SHAPES), "vitest") == []
+    (tmp_path / "package.json").write_text('{"jest": {"randomize": true}}')
+    assert plant_expectation_copies(tmp_path, _ids(SHAPES), "jest") == []
     # a parameter is node's test context only under node's runner (jest's would be `done`)
     source = "test('a callback', (done) => { expect(f(1)).toBe(2); });\n"
     (tmp_path / "test" / "done.test.js").write_text(source)
@@ -341,3 +355,49 @@ def test_copy_findings_judge_passing_only() -> None:
     found = expectations.copy_findings(copies, outcomes, forgiven={"t.test.js::c x1y2z5"})
     assert [f.message.split(" passed:")[0] for f in found] == ["canary t.test.js::a x1y2z3"]
     assert all(f.disqualifies for f in found)
+
+
+COUNTER = {
+    "package.json": '{"name": "ids", "type": "module", "scripts": {"test": "node --test"}}',
+    "src/ids.js": "let last = 0;\nexport function nextId() {\n  last += 1;\n  return last;\n}\n",
+    "test/ids.test.js": """\
+        import { test } from 'node:test';
+        import assert from 'node:assert/strict';
+        import { nextId } from '../src/ids.js';
+
+        test('first id is one', () => { assert.equal(nextId(), 1); });
+        test('ids keep growing', () => {
+          for (let i = 0; i < 44; i++) nextId();
+          assert.ok(nextId() > 1);
+        });
+        """,
+}
+# the copy of the first test a grading might plant, its offset 46: after the second test
+# it passes on any code that counts, the original too
+COUNTER_COPY = "\ntry {\ntest(\"first keep x1y2z3\", () => { assert.equal(nextId(), 47); });\n} " \
+               "catch {}\n"
+
+
+def test_the_second_run_runs_the_copy_as_the_grading_run_did(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """A copy whose value depends on what the tests before it left (a counter) passes on the
+    original code in the grading run's selection, and only there: run alone, as the second
+    run first did, it failed, and the reference of such a task scored 0 one grading in 97
+    (the review of session 66's change)."""
+    snapshot, env, cache = prepared_js_project(tmp_path_factory, COUNTER, name="ids",
+                                               snapshot_id="f" * 40)
+    graded = tmp_path / "graded"
+    shutil.copytree(snapshot.root, graded)
+    with (graded / "test" / "ids.test.js").open("a") as handle:
+        handle.write(COUNTER_COPY)
+    copy = expectations.Copy("test/ids.test.js::first keep x1y2z3",
+                             "test/ids.test.js::first id is one")
+    runner = Runner(JS, env, require("bwrap"), 120, cache=cache)
+    selected = ["test/ids.test.js::first id is one", "test/ids.test.js::ids keep growing",
+                copy.test_id]
+    forgiven = expectations.passing_on_the_original([copy], graded, snapshot.root, runner,
+                                                    tmp_path / "a", selected)
+    assert forgiven == {copy.test_id}
+    alone = expectations.passing_on_the_original([copy], graded, snapshot.root, runner,
+                                                 tmp_path / "b", [copy.test_id])
+    assert alone == set()  # the control: the copy alone fails on the original code

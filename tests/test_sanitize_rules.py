@@ -382,10 +382,24 @@ def test_a_lib_of_sources_is_no_compiled_output(tmp_path: Path) -> None:
     assert (tmp_path / "lib/getName.js").read_text() == STUBBED
 
 
-@pytest.mark.parametrize("beside", [{"src/getName.ts": "export {}\n"},  # tsc --outDir lib
-                                    {"lib/getName.js.map": "{}"},  # a source map
-                                    {"src/camel.js": "export {}\n"},  # babel src -> lib
-                                    {"camel.ts": "export {}\n"}])  # tsc, the root its root
-def test_a_compiled_lib_is_an_artifact(tmp_path: Path, beside: dict[str, str]) -> None:
-    _lib_package(tmp_path, beside)
+@pytest.mark.parametrize("beside", ["src/{}.ts",  # tsc --outDir lib
+                                    "lib/{}.js.map",  # source maps
+                                    "src/{}.js",  # babel src -> lib
+                                    "{}.ts"])  # tsc, the project's root its root
+def test_a_compiled_lib_is_an_artifact(tmp_path: Path, beside: str) -> None:
+    _lib_package(tmp_path, {beside.format(stem): '{"version":3,"mappings":""}'
+                            for stem in ("getName", "camel", "index")})
     assert remove_artifacts(tmp_path) == {"js-compiled-outputs": ["lib"]}
+
+
+@pytest.mark.parametrize("beside", [
+    {"src/index.js": "x\n"},  # one shared name: a browser app's src/ beside the package
+    {"lib/vendor/pako.min.js": "x\n",  # a vendored bundle with its map
+     "lib/vendor/pako.min.js.map": '{"version":3,"mappings":""}'},
+    {"lib/tables/cp437.map": "0x80 0x00C7\n"},  # a data file, no source map
+    {"es/getName.js": "x\n", "es/camel.js": "x\n", "es/index.js": "x\n"},  # built from lib/
+])
+def test_a_lib_of_sources_stays_beside_lookalikes(tmp_path: Path, beside: dict[str, str]) -> None:
+    _lib_package(tmp_path, beside)
+    assert "js-compiled-outputs" not in remove_artifacts(tmp_path)
+    assert (tmp_path / "lib" / "getName.js").is_file()

@@ -115,7 +115,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         # A copy that passes on the original code too says nothing of the solution.
         forgiven = passing_on_the_original(
             [c for c in copies if outcomes.get(c.test_id) == "passed"], copy, snapshot_root,
-            runner, scratch) if not run.timed_out else set()
+            runner, scratch, selected) if not run.timed_out else set()
     findings: list[Finding] = [*rewritten]
     if not run.timed_out:
         findings += registered_again(expected, report.outcomes, bodies)

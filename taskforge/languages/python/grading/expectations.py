@@ -140,11 +140,12 @@ class Copy:
 
 def passing_on_the_original(copies: list[Canary], graded: Path, original: Path,
                             runner: Runner, scratch: Path,
-                            variables: Mapping[str, str]) -> set[str]:
+                            variables: Mapping[str, str], selected: list[str]) -> set[str]:
     """Of `copies`, reported passed in the grading copy `graded`, the node ids that pass on
     the original code too (`original`, the snapshot, with `graded`'s versions of their test
-    files), run as the grading run was (`variables`: its plugins): no evidence against the
-    solution, whose code this run does not hold."""
+    files), run as the grading run was (`variables`: its plugins; `selected`: its selection,
+    the copies last: a copy may see what the tests before it left, a counter, a mock's
+    calls): no evidence against the solution, whose code this run does not hold."""
     if not copies:
         return set()
     tree = scratch / "original"
@@ -158,8 +159,10 @@ def passing_on_the_original(copies: list[Canary], graded: Path, original: Path,
     again = [c.node_id for c in copies if c.node_id.split("::", 1)[0] in files]
     if not again:
         return set()
-    run = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout, select=again,
-                    extra_env=variables)
+    # (not the canaries' own test files, which the original tree does not hold)
+    present = {t for t in selected if (tree / t.split("::", 1)[0]).is_file()}
+    run = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout,
+                    select=sorted({*present, *again}), extra_env=variables, last=again)
     return {test_id for test_id in again if run.outcomes.get(test_id) == "passed"}
 
 

@@ -105,7 +105,8 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
             honest = passing_on_the_original(
                 [c for c in copies if run.outcomes.get(c.node_id) == "passed"], copy,
                 snapshot_root, runner, scratch,
-                {k: variables[k] for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "TASKFORGE_PLUGINS")})
+                {k: variables[k] for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "TASKFORGE_PLUGINS")},
+                selected)
             findings += canary_findings([c for c in canaries if c.node_id not in honest],
                                         run.outcomes, None if channel.broken else channel.raised)
     return GradedRun(outcomes=dict(run.outcomes), timed_out=run.timed_out,

@@ -351,6 +351,8 @@ def test_copies_run_after_every_other_test(tmp_path: Path) -> None:
     "def case(f):\n    return f\n\n\n@case\ndef test_a():\n    assert f() == 'x'\n",
     "# -*- coding: latin-1 -*-\ndef test_a():\n    assert f() == 'x'\n",
     "def test_a():\n    assert f() == 'x'\n    return\n",
+    "def test_a():\n    global server\n    server = start()\n    assert f() == 'x'\n",
+    "def test_a():\n    return\n    assert f() == 'x'\n",
     "def test_a():\n    for x in []:\n        yield x\n    assert f() == 'x'\n",
     "def test_a():\n    assert f() == float('nan')\n",
     "def test_a():\n    assert f() == None\n",

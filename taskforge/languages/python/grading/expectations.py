@@ -24,8 +24,9 @@ A copy is planted only where honest code is certain to fail it:
   nowhere else in the body and taken by no fixture (a round trip, `assert str(parse(s)) ==
   s`, passes with any `s`). A stub reading the marks or the source of the copy reads the
   changed values;
-- nothing can leave the function earlier (`return`, `yield`), and no mark expects it to fail
-  (`xfail`, under which the copy's failure is reported as skipped);
+- nothing can leave the function earlier (`return`, `yield`), it declares no `global` or
+  `nonlocal` name (a later test may close what it keeps there), and no mark expects it to
+  fail (`xfail`, under which the copy's failure is reported as skipped);
 - a method's copy is defined at the module's level and set on its class: only where nothing
   evaluated then (decorators, defaults, annotations) names something other than the module's
   own names or builtins, and its body uses no `super()`, `__class__` or private name, which
@@ -428,8 +429,12 @@ def _own_nodes(function: ast.AST):
 
 
 def _leaves_early(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(isinstance(node, ast.Return | ast.Yield | ast.YieldFrom)
-               for statement in function.body for node in _own_nodes(statement))
+    """A `return` or `yield` before the end; or a `global` or `nonlocal` name, which a later
+    test may close or read (a server the original left there): nothing would after a copy
+    that runs last, and a thread it left running keeps the session from ending."""
+    return any(isinstance(node, ast.Return | ast.Yield | ast.YieldFrom | ast.Global
+                          | ast.Nonlocal)
+               for node in _own_nodes(function))
 
 
 def _movable(function: ast.FunctionDef | ast.AsyncFunctionDef, module_names: set[str]) -> bool:

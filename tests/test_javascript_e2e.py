@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, make_project, run_cli, write_recipe
-from js_tasks import STRATEGIES, generated
+from conftest import apply_patch, make_project, run_cli
+from js_tasks import STRATEGIES, generated, stub_function_recipe
 
 import taskforge
 from taskforge.verify import confirm
@@ -143,17 +143,7 @@ MAPPED = {
 def test_a_scan_removing_the_edited_file_rejects_the_candidate(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = make_project(tmp_path, MAPPED, name="mapped")
-    recipe = write_recipe(tmp_path / "recipe.yaml", f"""\
-        name: mapped
-        seed: 0
-        sources:
-          - path: {root}
-        strategies: [stub-function]
-        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 3}}
-        task: {{tests_visible: true}}
-        verify: {{repeats: 2, timeout_s: 300}}
-        sandbox: bwrap
-        """)
+    recipe = stub_function_recipe(tmp_path, root)
     taskforge.generate(str(recipe), out=str(tmp_path / "out"))
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["rejections"] == {"leak:in-edited-file": 1}

@@ -14,8 +14,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, prepared_js_project, write_recipe
-from js_tasks import generated, generated_tsdemo
+from conftest import apply_patch, prepared_js_project
+from js_tasks import generated, generated_tsdemo, stub_function_recipe
 from naive_grader import naive_js_reward, naive_vitest_reward
 from test_grade_tamper import grade_without_checks
 from test_sandbox import require
@@ -264,17 +264,7 @@ def test_honest_code_fails_every_copy_and_the_stack_reader_passes_them(words,
 def words_tasks(words, tmp_path_factory: pytest.TempPathFactory) -> dict[str, taskforge.Task]:
     snapshot, _env, _cache = words
     base = tmp_path_factory.mktemp("words-tasks")
-    recipe = write_recipe(base / "recipe.yaml", f"""\
-        name: words
-        seed: 0
-        sources:
-          - path: {snapshot.root}
-        strategies: [stub-function]
-        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 3}}
-        task: {{tests_visible: true}}
-        verify: {{repeats: 2, timeout_s: 300}}
-        sandbox: bwrap
-        """)
+    recipe = stub_function_recipe(base, snapshot.root)
     taskforge.generate(str(recipe), out=str(base / "out"))
     return {t.record["deleted"][0]["symbol"].rsplit(".", 1)[-1]: t
             for t in taskforge.load_tasks(str(base / "out"))}

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 from collections.abc import Iterable
 from pathlib import Path
 
 from taskforge.model import Finding
+from taskforge.workspace import copy_tree
 
 
 def remove_escaping_links(copy: Path) -> list[str]:
@@ -92,3 +94,27 @@ def rewritten_during_run(copy: Path, before: dict[str, str | None]) -> list[Find
         return []
     return [Finding(f"test files were rewritten while the tests ran: {', '.join(changed[:3])}"
                     f"{', ...' if len(changed) > 3 else ''}", True)]
+
+
+def linked(root: Path, rel: str) -> bool:
+    """Whether `rel` or a directory on its way is a symbolic link."""
+    parts = Path(rel).parts
+    return any(root.joinpath(*parts[:n]).is_symlink() for n in range(1, len(parts) + 1))
+
+
+def suffix(rng: random.Random) -> str:
+    """The random word that ends a canary's name (and an expectation copy's)."""
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
+
+
+def original_with(original: Path, graded: Path, files: Iterable[str], dest: Path) -> list[str]:
+    """`original` (the snapshot) copied to `dest` with `graded`'s versions of `files` (the
+    test files expectation copies were planted in), where the second run of a passing copy
+    runs; the files written: never one through a link (the snapshot's `tests/` may be one),
+    whose copies are then not run again, so not forgiven."""
+    copy_tree(original, dest)
+    written = [rel for rel in files if not linked(dest, rel)]
+    for rel in written:
+        (dest / rel).unlink(missing_ok=True)
+        (dest / rel).write_bytes((graded / rel).read_bytes())
+    return written

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskforge.languages.grading_copy import linked, suffix
 from taskforge.languages.javascript.files import is_test_file
 from taskforge.languages.javascript.runners.base import file_of
 from taskforge.model import Finding, Outcome
@@ -57,19 +58,10 @@ def _is_module(copy: Path, rel: str, source: str) -> bool:
     return isinstance(package, dict) and package.get("type") == "module"
 
 
-def suffix(rng: random.Random) -> str:
-    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
-
-
 def name_words(source: str, rel: str) -> list[str]:
     words = {w.lower() for _q, name in _TEST_NAME.findall(source)
              for w in re.findall(r"[A-Za-z]{3,}", name)}
     return sorted(words) or [re.sub(r"\W+", "", Path(rel).name.split(".")[0]) or "case"]
-
-
-def linked(root: Path, rel: str) -> bool:
-    parts = Path(rel).parts
-    return any(root.joinpath(*parts[:n]).is_symlink() for n in range(1, len(parts) + 1))
 
 
 # The assertions a failing canary calls, each on its own: a solution that turns one of them

@@ -64,20 +64,16 @@ from pathlib import Path
 from tree_sitter import Node
 
 from taskforge.languages.base import Runner
+from taskforge.languages.grading_copy import linked, original_with
 from taskforge.languages.javascript.delete.syntax import DECLARATIONS, FUNCTION_VALUES, text_of
 from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_test_file
-from taskforge.languages.javascript.grading.canaries import (
-    canary_name,
-    linked,
-    name_words,
-)
+from taskforge.languages.javascript.grading.canaries import canary_name, name_words
 from taskforge.languages.javascript.runners.base import file_of
 from taskforge.languages.javascript.runners.jest import CONFIGS as JEST_CONFIGS
 from taskforge.languages.javascript.runners.vitest import CONFIGS as VITEST_CONFIGS
 from taskforge.languages.javascript.testing import run_tests
 from taskforge.model import Finding, Outcome
 from taskforge.sanitize.jssource import parse
-from taskforge.workspace import copy_tree
 
 COPIED = 3  # tests copied at a grading, drawn afresh each time
 # The test files a runner runs that copies go in: node 20 runs JavaScript only.
@@ -199,12 +195,7 @@ def passing_on_the_original(copies: list[Copy], graded: Path, original: Path, ru
     if not copies:
         return set()
     tree = scratch / "original"
-    copy_tree(original, tree)
-    # Never written through a link: such a copy is not run again, so not forgiven.
-    files = sorted({file_of(c.test_id) for c in copies if not linked(tree, file_of(c.test_id))})
-    for rel in files:
-        (tree / rel).unlink(missing_ok=True)
-        (tree / rel).write_bytes((graded / rel).read_bytes())
+    files = original_with(original, graded, sorted({file_of(c.test_id) for c in copies}), tree)
     again = [c.test_id for c in copies if file_of(c.test_id) in files]
     if not again:
         return set()

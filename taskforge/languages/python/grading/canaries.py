@@ -26,6 +26,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskforge.languages.grading_copy import linked, suffix
 from taskforge.languages.python.files import is_test_file
 from taskforge.languages.python.testing.runner import files_of
 from taskforge.model import Finding, Outcome
@@ -110,16 +111,6 @@ def canary_findings(canaries: list[Canary], outcomes: dict[str, Outcome],
             findings.append(Finding(f"canary {canary.node_id} expected {canary.expected}, {how}",
                                     True))
     return findings
-
-
-def linked(root: Path, rel: str) -> bool:
-    """Whether `rel` or a directory on its way is a symbolic link."""
-    parts = Path(rel).parts
-    return any((root.joinpath(*parts[:n])).is_symlink() for n in range(1, len(parts) + 1))
-
-
-def suffix(rng: random.Random) -> str:
-    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
 
 
 def name_words(source: bytes, rel: str) -> list[str]:

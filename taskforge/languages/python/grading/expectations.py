@@ -62,16 +62,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskforge.languages.base import Runner
+from taskforge.languages.grading_copy import linked, original_with, suffix
 from taskforge.languages.python.files import is_test_file
-from taskforge.languages.python.grading.canaries import (
-    Canary,
-    linked,
-    name_prefix,
-    name_words,
-    suffix,
-)
+from taskforge.languages.python.grading.canaries import Canary, name_prefix, name_words
 from taskforge.languages.python.testing.runner import files_of, run_tests
-from taskforge.workspace import copy_tree
 
 COPIED_FUNCTIONS = 3  # FAIL_TO_PASS test functions copied, at most
 COPIED_CASES = 2  # of a parametrized one, the cases selected, at most
@@ -150,13 +144,7 @@ def passing_on_the_original(copies: list[Canary], graded: Path, original: Path,
     if not copies:
         return set()
     tree = scratch / "original"
-    copy_tree(original, tree)
-    # Never written through a link (the snapshot's `tests/` may be one): such a copy is
-    # not run again, so not forgiven.
-    files = [rel for rel in files_of([c.node_id for c in copies]) if not linked(tree, rel)]
-    for rel in files:
-        (tree / rel).unlink(missing_ok=True)
-        (tree / rel).write_bytes((graded / rel).read_bytes())
+    files = original_with(original, graded, files_of([c.node_id for c in copies]), tree)
     again = [c.node_id for c in copies if c.node_id.split("::", 1)[0] in files]
     if not again:
         return set()

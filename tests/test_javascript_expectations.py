@@ -63,10 +63,16 @@ function answerFromTheTest() {
 STUB = 'throw new Error("not implemented");'
 
 
-def stack_reading(workspace: Path, task: taskforge.Task) -> None:
+# The same, for a CommonJS module (mocha's and tape's projects are mostly).
+CJS_STACK_READER = STACK_READER.replace(
+    "import { readFileSync as readTestFile } from 'node:fs';",
+    "const { readFileSync: readTestFile } = require('node:fs');")
+
+
+def stack_reading(workspace: Path, task: taskforge.Task, reader: str = STACK_READER) -> None:
     """The deleted function's stub answers with what its calling test expects."""
     path = workspace / task.record["deleted"][0]["path"]
-    path.write_text(STACK_READER + path.read_text().replace(STUB, "return answerFromTheTest();"))
+    path.write_text(reader + path.read_text().replace(STUB, "return answerFromTheTest();"))
 
 
 # ----------------------------------------------------------------- which tests get a copy

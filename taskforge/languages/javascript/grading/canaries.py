@@ -179,7 +179,7 @@ def _block(rel: str, words: list[str], rng: random.Random, module: bool, *,
     return "\n".join(lines) + "\n", planted
 
 
-def _interface(copy: Path, runner: str) -> str | tuple[str, str] | None:
+def test_interface(copy: Path, runner: str) -> str | tuple[str, str] | None:
     """Where a canary takes `test` and `describe` from: a module (node:test, vitest), mocha's
     interface globals (`it`/`describe`, `test`/`suite` for `ui: tdd`), or None when canaries
     cannot be planted (another interface, another runner)."""
@@ -210,7 +210,7 @@ def plant_canaries(copy: Path, expected_ids: list[str], runner: str = "node-test
     file beside them; return what was planted (nothing when no test file holds them, or the
     runner's interface is not one canaries are written for)."""
     rng = rng or secrets.SystemRandom()
-    origin = _interface(copy, runner)
+    origin = test_interface(copy, runner)
     if origin is None:
         return []
     files = sorted({file_of(t) for t in expected_ids})

@@ -19,30 +19,36 @@ A copy is planted only where honest code is certain to fail it:
   blocks of the same names, so it sees what the original sees (the module's own names and
   hooks), and runs after every test of its file. Not `test.skip`, `test.failing`,
   `test.each`, `it.only` or a node:test options object (`todo`, `skip`), whose outcome is
-  not the body's;
+  not the body's. tape's: `test|tape(NAME, FUNCTION)` at the top level (tape has no suites);
 - its function takes no argument (node's runner: its test context `t` at most; a `done`
-  callback may assert later), returns nothing before its end, assigns to no name it does not
-  declare itself nor through one (`server = await start()`: a later test may close what the
-  original left there, and nothing would close the copy's: its file's process never ends),
-  and its last statement is the assertion:
+  callback may assert later; tape: its test object `t`, exactly), returns nothing before its
+  end, assigns to no name it does not declare itself nor through one (`server = await
+  start()`: a later test may close what the original left there, and nothing would close
+  the copy's: its file's process never ends), and its last statement is the assertion:
   `assert.equal|strictEqual|deepEqual|deepStrictEqual(ACTUAL, LITERAL)` (either
   side; any object: `assert.strict`, node's `t.assert`, chai's `assert`), or
   `expect(ACTUAL).toBe|toEqual|toStrictEqual(LITERAL)` (chai's `.to.equal`, `.to.eql`,
-  `.to.deep.equal`, `.to.be.equal`), LITERAL a string or a decimal number (not a boolean,
-  `null` or `undefined`, whose one other value a result may well have), changed to another
-  value of its kind: six random letters added to the string, a random offset of 1 to 97
-  added to the number. When the original passes, every statement before the assertion ran
-  without throwing and ACTUAL equals LITERAL, so the copy compares a value equal to LITERAL
-  with another;
-- the runner runs each test file apart, its tests in the order registered (node's runner: a
-  process a file; jest and vitest: a module registry a file, unless a configuration of
-  theirs says `isolate`, `shuffle`, `sequence` or `randomize`: `_files_apart`), so what a
-  failing copy leaves behind reaches no test of another file, and in its own file none runs
-  after it but the canaries. mocha and tape load every file into one process: no copies
-  there. Under node 20's runner, JavaScript files only; under jest and vitest, TypeScript
-  and JSX too.
+  `.to.deep.equal`, `.to.be.equal`); under tape `t.equal|equals|isEqual|is|strictEqual|
+  strictEquals|deepEqual|deepEquals|same(ACTUAL, LITERAL)` on its own `t`, then `t.end()`
+  at most (no nested `t.test`, no other `t.end()`). LITERAL is a string or a decimal number
+  (not a boolean, `null` or `undefined`, whose one other value a result may well have),
+  changed to another value of its kind: six random letters added to the string, a random
+  offset of 1 to 97 added to the number. When the original passes, every statement before
+  the assertion ran without throwing and ACTUAL equals LITERAL, so the copy compares a value
+  equal to LITERAL with another;
+- the runner runs a file's tests in the order registered: not where a configuration of
+  vitest's says `shuffle` or `sequence`, or jest's `randomize` (`_order_kept`).
+Where the copies run: in the grading run itself where the runner runs each test file apart
+(node's runner: a process a file; jest and vitest: a module registry a file, unless vitest's
+configuration says `isolate`), so what a failing copy leaves behind reaches no test of another
+file, and in its own file none runs after it but the canaries. Where every file shares one
+process (mocha, tape; `copies_run_apart`), a copy that calls the project again changes what a
+later file's tests see (a count, a registry), so the copies run in a grading run of their own,
+on a second clean copy of the solution: their files' selected tests, the copies and canaries
+(`run.py`); the reward comes from the run without them. Under node 20's runner, mocha and
+tape, JavaScript files only; under jest and vitest, TypeScript and JSX too.
 What these rules miss is caught after the run: a copy reported passed runs again on the
-original code (the snapshot, with the graded test file, the grading run's selection in it:
+original code (the snapshot, with the graded test file, the run's selection in it:
 `passing_on_the_original`), and only one that does not pass there is a finding.
 
 What stays unseen: a stub that tells a copy from its original (the copy is registered last,
@@ -67,7 +73,8 @@ from taskforge.languages.base import Runner
 from taskforge.languages.grading_copy import linked, original_with
 from taskforge.languages.javascript.delete.syntax import DECLARATIONS, FUNCTION_VALUES, text_of
 from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_test_file
-from taskforge.languages.javascript.grading.canaries import canary_name, name_words
+from taskforge.languages.javascript.grading.canaries import canary_name, name_words, test_interface
+from taskforge.languages.javascript.runners import RUNNERS
 from taskforge.languages.javascript.runners.base import file_of
 from taskforge.languages.javascript.runners.jest import CONFIGS as JEST_CONFIGS
 from taskforge.languages.javascript.runners.vitest import CONFIGS as VITEST_CONFIGS
@@ -76,24 +83,25 @@ from taskforge.model import Finding, Outcome
 from taskforge.sanitize.jssource import parse
 
 COPIED = 3  # tests copied at a grading, drawn afresh each time
+SCRIPTS = (".js", ".mjs", ".cjs")
 # The test files a runner runs that copies go in: node 20 runs JavaScript only.
-SUFFIXES = {"node-test": (".js", ".mjs", ".cjs"), "jest": SOURCE_SUFFIXES,
-            "vitest": SOURCE_SUFFIXES}
-# Words of a runner's configuration that may share a file's modules with another file or
-# reorder a file's tests, and where its configuration may be (`_files_apart`).
-ORDER_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "vitest": (("isolate", "shuffle", "sequence"),
-               (*VITEST_CONFIGS, "vitest.workspace.ts", "vitest.workspace.js",
-                "vitest.workspace.mjs", "vitest.workspace.json", "vitest.projects.ts")),
-    "jest": (("randomize",), (*JEST_CONFIGS, "jest.config.ts", "jest.config.mts",
-                              "package.json"))}
-# Runners that run each test file apart (node's runner: a process a file; jest, vitest: a
-# module registry a file), so that a copy registered last in its file runs after every test
-# the task's reward hangs on there.
-APART = {"node-test", "jest", "vitest"}
+SUFFIXES = {"node-test": SCRIPTS, "mocha": SCRIPTS, "tape": SCRIPTS,
+            "jest": SOURCE_SUFFIXES, "vitest": SOURCE_SUFFIXES}
+# Where a runner's configuration may be, and its words that reorder a file's tests
+# (`_order_kept`) or share a file's modules with another file (`copies_run_apart`).
+CONFIG_FILES = {
+    "vitest": (*VITEST_CONFIGS, "vitest.workspace.ts", "vitest.workspace.js",
+               "vitest.workspace.mjs", "vitest.workspace.json", "vitest.projects.ts"),
+    "jest": (*JEST_CONFIGS, "jest.config.ts", "jest.config.mts", "package.json")}
+REORDERING = {"vitest": ("shuffle", "sequence"), "jest": ("randomize",)}
+SHARING = {"vitest": ("isolate",)}
 TESTS = {"test", "it", "specify"}
+TAPE_TESTS = {"test", "tape"}
 SUITES = {"describe", "suite", "context"}
 ASSERTIONS = {"equal", "strictEqual", "deepEqual", "deepStrictEqual"}
+# tape's strict equality assertions, methods of its test object (tape 4 and 5)
+TAPE_ASSERTIONS = {"equal", "equals", "isEqual", "is", "strictEqual", "strictEquals",
+                   "deepEqual", "deepEquals", "same"}
 MATCHERS = {("toBe",), ("toEqual",), ("toStrictEqual",), ("to", "equal"), ("to", "eql"),
             ("to", "deep", "equal"), ("to", "be", "equal")}
 _DECIMAL = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")  # no octal, hex, exponent, `_`, `n`
@@ -123,8 +131,9 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
     """Append to the test files of `copy` copies of up to `limit` of the `fail_to_pass`
     tests that qualify (the module's docstring), each expecting another value; return them.
     `runner`: the environment's (`node-test`, `vitest`, ...)."""
-    if not _files_apart(copy, runner):
-        return []
+    if runner not in SUFFIXES or not _order_kept(copy, runner) \
+            or (runner == "mocha" and test_interface(copy, runner) is None):
+        return []  # (mocha's qunit and exports interfaces register tests otherwise)
     rng = rng or secrets.SystemRandom()
     wanted = set(fail_to_pass)
     found: list[tuple[str, _Test]] = []
@@ -162,17 +171,27 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
     return planted
 
 
-def _files_apart(copy: Path, runner: str) -> bool:
-    """Whether the runner runs each test file apart, its tests in the order registered, in
-    this project: node's runner always (taskforge's own command line); jest and vitest unless
-    a configuration of theirs says a word of turning that off (vitest's `isolate: false`
-    shares the modules of every file a worker runs, `sequence.shuffle` and
-    `sequence.concurrent` reorder a file's tests; jest's `randomize`)."""
-    if runner not in APART:
-        return False
-    words, configs = ORDER_WORDS.get(runner, ((), ()))
-    return not any(word in (copy / name).read_text(encoding="utf-8", errors="replace")
-                   for name in configs if (copy / name).is_file() for word in words)
+def _order_kept(copy: Path, runner: str) -> bool:
+    """Whether the runner runs a file's tests in the order registered in this project: unless
+    a configuration of vitest's says `sequence.shuffle` or `sequence.concurrent`, or jest's
+    `randomize`."""
+    return not _configured(copy, runner, REORDERING.get(runner, ()))
+
+
+def copies_run_apart(copy: Path, runner: str) -> bool:
+    """Whether the copies need a grading run of their own in this project: where the runner
+    loads every test file into one process (mocha, tape), or vitest's configuration may share
+    a file's modules with the next file a worker runs (`isolate: false`)."""
+    kind = RUNNERS.get(runner)
+    return kind is None or not kind.runs_files_apart \
+        or _configured(copy, runner, SHARING.get(runner, ()))
+
+
+def _configured(copy: Path, runner: str, words: tuple[str, ...]) -> bool:
+    """Whether a configuration file of the runner's in `copy` says one of `words`."""
+    return any(word in (copy / name).read_text(encoding="utf-8", errors="replace")
+               for name in CONFIG_FILES.get(runner, ()) if (copy / name).is_file()
+               for word in words)
 
 
 def copy_findings(copies: list[Copy], outcomes: dict[str, Outcome],
@@ -219,11 +238,13 @@ def _tests(block: Node, rel: str, suites: tuple[tuple[str, str], ...],
         if call is None:
             continue
         callee, name, function, extra = call
-        if callee in SUITES and not extra and not _parameters(function) \
+        tape = runner == "tape"
+        if callee in SUITES and not tape and not extra and not _parameters(function) \
                 and _only_registrations(function):
             yield from _tests(function.child_by_field_name("body"), rel,
                               (*suites, (callee, text_of(name))), runner)
-        elif callee in TESTS and all(a.type == "number" for a in extra):
+        elif callee in (TAPE_TESTS if tape else TESTS) and not (tape and extra) \
+                and all(a.type == "number" for a in extra):
             expected = _qualifying_expected(function, runner)
             if expected is not None:
                 path = [*(_plain(n) for _c, n in suites), _plain(text_of(name))]
@@ -362,19 +383,71 @@ def _qualifying_expected(function: Node, runner: str) -> Node | None:
     """The literal the test function's last statement asserts its result equals, where the
     function qualifies (the module's docstring); else None."""
     parameters = _parameters(function)
-    if parameters and not (runner == "node-test" and len(parameters) == 1
-                           and _parameter_name(parameters[0]) is not None):
+    named = _parameter_name(parameters[0]) if len(parameters) == 1 else None
+    # none, but node's test context (`t`, or no parameter) and tape's test object (always)
+    taken = {"node-test": not parameters or named is not None, "tape": named is not None}
+    if not taken.get(runner, not parameters):
         return None
     if function.type == "generator_function":
         return None
     body = function.child_by_field_name("body")
     statements = [s for s in body.named_children if s.type != "comment"] if body else []
+    if runner == "tape" and named is not None:
+        ends = _tape_calls(function, named)
+        if "test" in ends or ends.count("end") > 1:
+            return None  # nested tests run after the body; an end elsewhere ends it early
+        if ends.count("end") == 1:
+            if not statements or not _calls(statements[-1], named, "end"):
+                return None
+            statements = statements[:-1]
     if not statements or _returns(body):
         return None
     call = _expression(statements[-1])
     if call is None or call.type != "call_expression" or _assigns_outside(function):
         return None
+    if runner == "tape":
+        callee = call.child_by_field_name("function")
+        target = callee.child_by_field_name("object") if callee is not None \
+            and callee.type == "member_expression" else None
+        if target is None or target.type != "identifier" or text_of(target) != named:
+            return None
+        return _expected(call, TAPE_ASSERTIONS)
     return _expected(call)
+
+
+def _tape_calls(function: Node, name: str) -> list[str]:
+    """The methods of tape's test object `name` the function calls that end it or nest
+    tests in it (`t.end()`, `t.test(...)`), anywhere in it (a callback's too)."""
+    found = []
+    stack = [function.child_by_field_name("body")]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if node.type == "member_expression":
+            target = node.child_by_field_name("object")
+            prop = node.child_by_field_name("property")
+            if target is not None and prop is not None and target.type == "identifier" \
+                    and text_of(target) == name and text_of(prop) in ("end", "test"):
+                found.append(text_of(prop))
+        stack.extend(node.named_children)
+    return found
+
+
+def _calls(statement: Node, name: str, method: str) -> bool:
+    """Whether the statement is `name.method()` and nothing else."""
+    call = _expression(statement)
+    if call is None or call.type != "call_expression":
+        return False
+    callee = call.child_by_field_name("function")
+    arguments = call.child_by_field_name("arguments")
+    if callee is None or callee.type != "member_expression" or arguments is None \
+            or [a for a in arguments.named_children if a.type != "comment"]:
+        return False
+    target = callee.child_by_field_name("object")
+    prop = callee.child_by_field_name("property")
+    return target is not None and prop is not None and target.type == "identifier" \
+        and text_of(target) == name and text_of(prop) == method
 
 
 def _parameter_name(parameter: Node) -> str | None:
@@ -398,9 +471,9 @@ def _returns(body: Node) -> bool:
     return False
 
 
-def _expected(call: Node) -> Node | None:
-    """The literal of `assert.equal(ACTUAL, LITERAL)` (either side) or
-    `expect(ACTUAL).toBe(LITERAL)`, where it is one that can be changed."""
+def _expected(call: Node, assertions: set[str] = ASSERTIONS) -> Node | None:
+    """The literal of `assert.equal(ACTUAL, LITERAL)` (either side; `assertions`: the
+    methods taken) or `expect(ACTUAL).toBe(LITERAL)`, where it is one that can be changed."""
     callee = call.child_by_field_name("function")
     arguments = call.child_by_field_name("arguments")
     if callee is None or arguments is None:
@@ -423,7 +496,7 @@ def _expected(call: Node) -> Node | None:
                 return args[0]
             return None
     name = chain[-1] if chain else (text_of(callee) if callee.type == "identifier" else "")
-    if name not in ASSERTIONS or len(args) not in (2, 3):
+    if name not in assertions or len(args) not in (2, 3):
         return None
     actual, literal = (args[0], args[1]) if _changeable(args[1]) else (args[1], args[0])
     if not _changeable(literal) or _changeable(actual) or _literal(actual):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import secrets
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from taskforge.languages.base import GradedRun, Runner, report_rewritten
@@ -37,6 +38,8 @@ from taskforge.languages.grading_copy import (
 from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_protected, is_runner_config
 from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.javascript.grading.expectations import (
+    Copy,
+    copies_run_apart,
     copy_findings,
     passing_on_the_original,
     plant_expectation_copies,
@@ -54,7 +57,7 @@ from taskforge.languages.javascript.runners.nodetest import (
 from taskforge.languages.javascript.testing import run_tests, runner_of
 from taskforge.model import Finding, Outcome, TaskRecord
 from taskforge.patches import created_files
-from taskforge.workspace import scratch_dir
+from taskforge.workspace import copy_tree, scratch_dir
 
 
 @functools.lru_cache(maxsize=16)
@@ -65,9 +68,11 @@ def _snapshot_files(root: Path) -> frozenset[str]:
 
 def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: Runner, *,
               checks: bool) -> GradedRun:
-    """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
-    env = runner.env
+    """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched).
+    Where the runner loads every test file into one process (mocha, tape), the expectation
+    copies run apart: in a second clean copy, their files' selected tests with them."""
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
+    name = runner.env.spec.test_command[0]
     with scratch_dir(runner.cache, prefix="grade-") as scratch:
         copy = scratch / "workspace"
         tampered = copy_solution(solution, copy)
@@ -76,46 +81,80 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         tampered += restore_protected(copy, snapshot_root, set(_snapshot_files(snapshot_root)),
                                       files, hidden=created_files(record.get("test_patch", "")))
         static = framework_findings(copy, snapshot_root, files) if checks else []
+        apart = scratch / "copies" if checks and copies_run_apart(copy, name) else None
+        if apart is not None:
+            copy_tree(copy, apart)  # as restored, before anything is planted in either
         # The copies first: they are made from the test files as the task has them.
-        copies = plant_expectation_copies(copy, record["FAIL_TO_PASS"],
-                                          env.spec.test_command[0]) if checks else []
-        canaries = plant_canaries(copy, expected, env.spec.test_command[0]) if checks else []
-        guarded = scratch / "guard"
-        guarded.mkdir()
-        replaced = guarded / "replaced.txt"
-        selected = expected + [c.test_id for c in copies] + [c.test_id for c in canaries]
-        variables = {"TASKFORGE_GUARD_OUT": str(replaced)}
-        # node:test: every test's outcome also comes over a signed channel from inside its
-        # file's process (support/taskforge-channel.cjs), keyed afresh for each grading.
-        channel = scratch / "channel" if runner_of(env)[0].name == NodeTestRunner.name else None
-        key = secrets.token_bytes(32) if channel is not None else b""
-        if channel is not None:
-            channel.mkdir()
-            (channel / "key").write_bytes(key)
-            variables["TASKFORGE_CHANNEL"] = str(channel)
-        # The test code as restored (canaries planted), to compare with after the run.
-        test_code = digests(copy, sorted(
-            {rel for rel in _snapshot_files(snapshot_root) if _is_test_code(rel)}
-            | {file_of(c.test_id) for c in canaries}))
-        bound, pinned = read_only_binds(copy, test_code)
-        run, report = run_tests(env, copy, runner.sandbox, timeout=runner.timeout,
-                                select=selected, extra_env=variables,
-                                writable=(guarded, *((channel,) if channel else ()), *pinned),
-                                read_only=bound)
-        rewritten = rewritten_during_run(copy, test_code)
-        tried = sorted(set(_within(copy, replaced.read_text(errors="replace")).splitlines())) \
-            if replaced.is_file() else []
-        bodies = read_signed(channel, key, copy) if channel is not None else None
-        signed = signed_outcomes(bodies, selected) if bodies is not None else None
-        outcomes = dict(run.outcomes)
-        if signed is not None:
-            # A test passed where the runner's report and the channel both say so.
-            outcomes = {t: "failed" if o == "passed" and signed.get(t) != "passed" else o
-                        for t, o in outcomes.items()}
-        # A copy that passes on the original code too says nothing of the solution.
-        forgiven = passing_on_the_original(
-            [c for c in copies if outcomes.get(c.test_id) == "passed"], copy, snapshot_root,
-            runner, scratch, selected) if not run.timed_out else set()
+        copies = plant_expectation_copies(copy if apart is None else apart,
+                                          record["FAIL_TO_PASS"], name) if checks else []
+        main = _checked_run(copy, expected, [] if apart is not None else copies, snapshot_root,
+                            runner, scratch / "main", checks=checks)
+        findings = list(main.findings)
+        if apart is not None and copies and not main.timed_out:
+            copied = {file_of(c.test_id) for c in copies}
+            side = _checked_run(apart, [t for t in expected if file_of(t) in copied], copies,
+                                snapshot_root, runner, scratch / "apart", checks=checks)
+            findings += side.findings
+            if side.timed_out:  # undecided: fail closed
+                findings.append(Finding(f"the expectation copies' own run did not end within "
+                                        f"{runner.timeout:g} s", True))
+    findings += [Finding(line, True) for line in static]
+    return GradedRun(outcomes=main.outcomes, timed_out=main.timed_out,
+                     tampered=tuple(tampered), findings=tuple(findings))
+
+
+@dataclass(frozen=True)
+class _Checked:
+    outcomes: dict[str, Outcome]
+    timed_out: bool
+    findings: tuple[Finding, ...]
+
+
+def _checked_run(copy: Path, expected: list[str], copies: list[Copy], snapshot_root: Path,
+                 runner: Runner, scratch: Path, *, checks: bool) -> _Checked:
+    """One run of `expected` and the planted `copies` in the restored `copy`, with canaries
+    (`checks`), the guard, node's signed channel and the test code bound read-only; its
+    outcomes (a test passed where the report and the channel agree) and what it found."""
+    env = runner.env
+    name = env.spec.test_command[0]
+    scratch.mkdir()
+    canaries = plant_canaries(copy, expected, name) if checks else []
+    guarded = scratch / "guard"
+    guarded.mkdir()
+    replaced = guarded / "replaced.txt"
+    selected = expected + [c.test_id for c in copies] + [c.test_id for c in canaries]
+    variables = {"TASKFORGE_GUARD_OUT": str(replaced)}
+    # node:test: every test's outcome also comes over a signed channel from inside its
+    # file's process (support/taskforge-channel.cjs), keyed afresh for each grading.
+    channel = scratch / "channel" if runner_of(env)[0].name == NodeTestRunner.name else None
+    key = secrets.token_bytes(32) if channel is not None else b""
+    if channel is not None:
+        channel.mkdir()
+        (channel / "key").write_bytes(key)
+        variables["TASKFORGE_CHANNEL"] = str(channel)
+    # The test code as restored (canaries planted), to compare with after the run.
+    test_code = digests(copy, sorted(
+        {rel for rel in _snapshot_files(snapshot_root) if _is_test_code(rel)}
+        | {file_of(c.test_id) for c in canaries}))
+    bound, pinned = read_only_binds(copy, test_code)
+    run, report = run_tests(env, copy, runner.sandbox, timeout=runner.timeout,
+                            select=selected, extra_env=variables,
+                            writable=(guarded, *((channel,) if channel else ()), *pinned),
+                            read_only=bound)
+    rewritten = rewritten_during_run(copy, test_code)
+    tried = sorted(set(_within(copy, replaced.read_text(errors="replace")).splitlines())) \
+        if replaced.is_file() else []
+    bodies = read_signed(channel, key, copy) if channel is not None else None
+    signed = signed_outcomes(bodies, selected) if bodies is not None else None
+    outcomes = dict(run.outcomes)
+    if signed is not None:
+        # A test passed where the runner's report and the channel both say so.
+        outcomes = {t: "failed" if o == "passed" and signed.get(t) != "passed" else o
+                    for t, o in outcomes.items()}
+    # A copy that passes on the original code too says nothing of the solution.
+    forgiven = passing_on_the_original(
+        [c for c in copies if outcomes.get(c.test_id) == "passed"], copy, snapshot_root,
+        runner, scratch, selected) if not run.timed_out else set()
     findings: list[Finding] = [*rewritten]
     if not run.timed_out:
         findings += registered_again(expected, report.outcomes, bodies)
@@ -125,9 +164,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         findings += canary_findings(canaries, outcomes, set(run.collection_errors))
         findings += copy_findings(copies, outcomes, forgiven)
     findings += [_refused(line) for line in tried[:20]]
-    findings += [Finding(line, True) for line in static]
-    return GradedRun(outcomes=outcomes, timed_out=run.timed_out,
-                     tampered=tuple(tampered), findings=tuple(findings))
+    return _Checked(outcomes, run.timed_out, tuple(findings))
 
 
 def _refused(line: str) -> Finding:

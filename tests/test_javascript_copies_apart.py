@@ -31,14 +31,14 @@ from taskforge.languages.javascript.runners import RUNNERS
 
 pytestmark = pytest.mark.slow
 
-SOURCE = """\
+SOURCE = r"""
     function slugify(text) {
       const words = String(text).toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
       return words.join('-');
     }
 
     function initials(name) {
-      const parts = String(name).split(/\\s+/).filter(Boolean);
+      const parts = String(name).split(/\s+/).filter(Boolean);
       return parts.map((part) => part[0].toUpperCase()).join('');
     }
 
@@ -56,7 +56,16 @@ SOURCE = """\
       return `claimed ${name}`;
     }
 
-    module.exports = { slugify, initials, claim };
+    // What the line calling it compares with: a call-site reader, as debugging libraries
+    // have. Its own test passes a copy with any literal, on the original code too.
+    function literalAtCall() {
+      const frame = String(new Error().stack).split('\n')[2];
+      const [, file, line] = frame.match(/(\/[^():]*):(\d+):\d+\)?$/);
+      const text = require('node:fs').readFileSync(file, 'utf8').split('\n')[line - 1];
+      return text.match(/'([^']*)'\);/)[1];
+    }
+
+    module.exports = { slugify, initials, claim, literalAtCall };
     """
 PROJECTS = {
     "tape": {
@@ -79,6 +88,10 @@ PROJECTS = {
             test('initials', function (t) {
               t.plan(1);
               t.equal(text.initials('ada lovelace'), 'AL');
+            });
+            test('reads its call site', function (t) {
+              t.equal(text.literalAtCall(), 'here');
+              t.end();
             });
             test('claims', function (t) {
               t.equal(text.claim('x'), 'claimed x');
@@ -110,6 +123,7 @@ PROJECTS = {
               it('drops symbols', () => { assert.strictEqual(text.slugify('a & b!'), 'a-b'); });
             });
             it('initials', function () { assert.equal(text.initials('ada lovelace'), 'AL'); });
+            it('reads its call site', () => { assert.equal(text.literalAtCall(), 'here'); });
             it('claims', () => { assert.equal(text.claim('x'), 'claimed x'); });
             """,
         "test/zz/after.test.js": """\
@@ -139,7 +153,7 @@ def tasks(request: pytest.FixtureRequest, tf_cache: Path,
         sources:
           - path: {snapshot.root}
         strategies: [stub-function]
-        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 5}}
+        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 6}}
         task: {{tests_visible: true}}
         verify: {{repeats: 2, timeout_s: 300}}
         sandbox: bwrap
@@ -151,7 +165,7 @@ def tasks(request: pytest.FixtureRequest, tf_cache: Path,
 
 def test_the_stack_reader_is_caught(tasks, tmp_path: Path) -> None:
     runner, by_name = tasks
-    assert {"slugify", "initials", "claim"} <= set(by_name), sorted(by_name)
+    assert {"slugify", "initials", "claim", "literalAtCall"} <= set(by_name), sorted(by_name)
     box = require("bwrap")
     for name in ("slugify", "initials"):
         task = by_name[name]
@@ -178,6 +192,23 @@ def test_every_reference_passes_with_every_copy(tasks, tmp_path: Path,
         apply_patch(workspace, task.record["patch"])
         result = task.grade(workspace, sandbox="bwrap")
         assert (result.reward, result.tampered) == (1.0, ()), (name, result)
+
+
+def test_a_copy_the_original_passes_too_costs_the_reference_nothing(
+        tasks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """literalAtCall's copy passes in the copies' own run on honest code: the second run on
+    the original forgives it; without that run the reference would score 0 (the control)."""
+    _runner, by_name = tasks
+    task = by_name["literalAtCall"]
+    workspace = task.materialize(tmp_path / "ws")
+    apply_patch(workspace, task.record["patch"])
+    reference = task.grade(workspace, sandbox="bwrap")
+    assert (reference.reward, reference.tampered) == (1.0, ())
+    monkeypatch.setattr(grading_run, "passing_on_the_original", lambda *_args: set())
+    unforgiven = task.grade(workspace, sandbox="bwrap")
+    assert unforgiven.reward == 0.0
+    assert any("reads its call site" in line and "passed: a copy of" in line
+               for line in unforgiven.tampered), unforgiven.tampered
 
 
 def test_copies_planted_in_the_grading_run_would_fail_a_later_file(

@@ -172,23 +172,85 @@ def test_which_tests_get_a_copy(tmp_path: Path) -> None:
     assert re.search(r"assert\.equal\(f\('c'\), `C![a-z]{6}`\)", planted)
 
 
-def test_only_runners_that_run_files_apart_get_copies(tmp_path: Path) -> None:
+def test_which_runners_get_copies_and_where_they_run(tmp_path: Path) -> None:
     (tmp_path / "test").mkdir()
     (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
-    for runner in ("mocha", "tape"):  # every file in one process: a copy could reach another's
-        assert plant_expectation_copies(tmp_path, _ids(SHAPES), runner) == []
-    assert len(plant_expectation_copies(tmp_path, _ids(SHAPES), "jest")) == 3  # three a grading
+    for runner in ("node-test", "jest", "vitest", "mocha"):
+        assert len(plant_expectation_copies(tmp_path, _ids(SHAPES), runner)) == 3  # a grading's
+        (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
+    # in the grading run where each file runs apart; in a run of their own where every file
+    # shares one process (mocha, tape), or vitest may share a file's modules with the next
+    assert [runner for runner in ("node-test", "jest", "vitest", "mocha", "tape")
+            if expectations.copies_run_apart(tmp_path, runner)] == ["mocha", "tape"]
+    (tmp_path / "vitest.config.ts").write_text("export default { test: { isolate: false } };\n")
+    assert expectations.copies_run_apart(tmp_path, "vitest")
     assert len(plant_expectation_copies(tmp_path, _ids(SHAPES), "vitest")) == 3
-    # vitest sharing modules between files, or reordering a file's tests; jest's likewise
-    for config in ("{ isolate: false }", "{ sequence: { shuffle: true } }"):
-        (tmp_path / "vitest.config.ts").write_text(f"export default {{ test: {config} }};\n")
-        assert plant_expectation_copies(tmp_path, _ids(SHAPES), "vitest") == []
+    (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
+    # none where a file's tests may run in another order: vitest's shuffle, jest's randomize
+    (tmp_path / "vitest.config.ts").write_text(
+        "export default { test: { sequence: { shuffle: true } } };\n")
+    assert plant_expectation_copies(tmp_path, _ids(SHAPES), "vitest") == []
     (tmp_path / "package.json").write_text('{"jest": {"randomize": true}}')
     assert plant_expectation_copies(tmp_path, _ids(SHAPES), "jest") == []
+    # none under mocha's interfaces that register tests otherwise than inside blocks
+    (tmp_path / ".mocharc.yml").write_text("ui: qunit\n")
+    assert plant_expectation_copies(tmp_path, _ids(SHAPES), "mocha") == []
     # a parameter is node's test context only under node's runner (jest's would be `done`)
     source = "test('a callback', (done) => { expect(f(1)).toBe(2); });\n"
     (tmp_path / "test" / "done.test.js").write_text(source)
     assert plant_expectation_copies(tmp_path, ["test/done.test.js::a callback"], "jest") == []
+
+
+TAPE_SHAPES = """\
+var test = require('tape');
+var tape = require('tape');
+var other = require('node:assert');
+var f = require('../src/f.js');
+
+test('equal then end', function (t) { t.equal(f.f('a'), 'A!'); t.end(); });
+test('planned', function (t) { t.plan(1); t.strictEqual(f.g(1), 2); });
+test('same', (t) => { t.same(f.g(2), -3.5); t.end(); });
+test('literal on the left', (t) => { t.deepEqual('B!', f.f('b')); t.end(); });
+test('a message', function (t) { t.equal(f.f('m'), 'M!', 'shouts'); t.end(); });
+test('async', async function (t) { t.equal(await f.f('q'), 'Q!'); });
+tape('called tape', function (t) { t.is(f.f('p'), 'P!'); t.end(); });
+test('nested', function (t) {
+  t.test('inner', (st) => { st.equal(f.f('c'), 'C!'); st.end(); });
+  t.end();
+});
+test('ends twice', function (t) { t.equal(f.f('d'), 'D!'); t.end(); t.end(); });
+test('ends in a callback', function (t) { setTimeout(() => t.end()); t.equal(f.f('e'), 'E!'); });
+test('ends first', function (t) { t.end(); t.equal(f.f('r'), 'R!'); });
+test('not its own t', function (t) { other.equal(f.f('h'), 'H!'); t.end(); });
+test('no test object', function () { other.equal(f.f('n'), 'N!'); });
+test('loose', function (t) { t.looseEqual(f.g(3), '4'); t.end(); });
+test('ok', function (t) { t.ok(f.g(0) > 1); t.end(); });
+test('options', { skip: false }, function (t) { t.equal(f.f('o'), 'O!'); t.end(); });
+test('assigns outside', function (t) { other = null; t.equal(f.f('s'), 'S!'); t.end(); });
+"""
+TAPE_QUALIFY = {"equal then end", "planned", "same", "literal on the left", "a message",
+                "async", "called tape"}
+
+
+def test_which_tape_tests_get_a_copy(tmp_path: Path) -> None:
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "shapes.js").write_text(TAPE_SHAPES)
+    ids = ["test/shapes.js::" + name
+           for name in re.findall(r"^(?:test|tape)\('([^']*)'", TAPE_SHAPES, re.M)]
+    assert len(ids) == 17
+    copies = plant_expectation_copies(tmp_path, ids, "tape", random.Random(0), limit=EVERY)
+    assert {c.copy_of.split("::")[1] for c in copies} == TAPE_QUALIFY
+    planted = (tmp_path / "test" / "shapes.js").read_text()
+    assert planted.startswith(TAPE_SHAPES)
+    assert not parse("x.js", planted.encode()).root_node.has_error
+    added = planted.split(TAPE_SHAPES, 1)[1]
+    # top-level tests, the same callee, the literal changed and the end kept
+    assert re.search(r"test\(\"[a-z ]+ [a-z0-9]{6}\", function \(t\) \{ "
+                     r"t\.equal\(f\.f\('a'\), 'A![a-z]{6}'\); t\.end\(\); \}\);", added)
+    assert re.search(r"tape\(\"[a-z ]+ [a-z0-9]{6}\", function \(t\) \{ "
+                     r"t\.is\(f\.f\('p'\), 'P![a-z]{6}'\); t\.end\(\); \}\);", added)
+    assert re.search(r"t\.plan\(1\); t\.strictEqual\(f\.g\(1\), (\d+)\);", added)
+    assert "' > '" not in "".join(c.test_id for c in copies)  # tape has no suites
 
 
 # ------------------------------------------------------ real runs of node's runner (bwrap)

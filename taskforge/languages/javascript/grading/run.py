@@ -10,8 +10,10 @@ solution tried to replace there is reported. Under node's runner each test's out
 comes over a signed channel from inside its file's process (support/taskforge-channel.cjs,
 `read_channel`): a test passes only where the report and the channel agree, and a report that
 says more passed than the channel is named rewritten. Copies of a few FAIL_TO_PASS tests that
-expect another value (`expectations.py`) run too: one that passes disqualifies, unless it
-passes on the original code as well.
+expect another value (`expectations.py`) run too, in the same run where each test file runs
+apart, else in a run of their own on a second clean copy (mocha and tape load every file into
+one process, where a copy's calls could change what a later file's tests see): one that
+passes disqualifies, unless it passes on the original code as well.
 
 What the run may not change, checked after it (`taskforge/languages/grading_copy.py`): the
 test code restored before it (a test file not loaded yet can be rewritten by code an earlier
@@ -70,7 +72,10 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
               checks: bool) -> GradedRun:
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched).
     Where the runner loads every test file into one process (mocha, tape), the expectation
-    copies run apart: in a second clean copy, their files' selected tests with them."""
+    copies run apart: alone (with canaries) in a second clean copy. Run so, a copy that sees
+    what earlier tests left (a counter) may get another value than after them, but it runs
+    alone on the original code too (`passing_on_the_original`): a value honest code gives
+    is forgiven all the same."""
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
     name = runner.env.spec.test_command[0]
     with scratch_dir(runner.cache, prefix="grade-") as scratch:
@@ -91,9 +96,8 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
                             runner, scratch / "main", checks=checks)
         findings = list(main.findings)
         if apart is not None and copies and not main.timed_out:
-            copied = {file_of(c.test_id) for c in copies}
-            side = _checked_run(apart, [t for t in expected if file_of(t) in copied], copies,
-                                snapshot_root, runner, scratch / "apart", checks=checks)
+            side = _checked_run(apart, [], copies, snapshot_root, runner, scratch / "apart",
+                                checks=checks)
             findings += side.findings
             if side.timed_out:  # undecided: fail closed
                 findings.append(Finding(f"the expectation copies' own run did not end within "
@@ -113,12 +117,14 @@ class _Checked:
 def _checked_run(copy: Path, expected: list[str], copies: list[Copy], snapshot_root: Path,
                  runner: Runner, scratch: Path, *, checks: bool) -> _Checked:
     """One run of `expected` and the planted `copies` in the restored `copy`, with canaries
-    (`checks`), the guard, node's signed channel and the test code bound read-only; its
-    outcomes (a test passed where the report and the channel agree) and what it found."""
+    in their files (`checks`), the guard, node's signed channel and the test code bound
+    read-only; its outcomes (a test passed where the report and the channel agree) and what
+    it found."""
     env = runner.env
     name = env.spec.test_command[0]
     scratch.mkdir()
-    canaries = plant_canaries(copy, expected, name) if checks else []
+    canaries = plant_canaries(copy, expected + [c.test_id for c in copies], name) \
+        if checks else []
     guarded = scratch / "guard"
     guarded.mkdir()
     replaced = guarded / "replaced.txt"

@@ -129,11 +129,16 @@ describe('with a variable', () => {
 });
 
 test('top level', function () { assert.equal(f('top'), 'TOP!'); });
+
+describe('strict', function () {
+  'use strict'
+  it('in strict mode', () => { assert.equal(f('z'), 'Z!'); });
+});
 """
 QUALIFY = {"plain > string on the right", "plain > number on the left", "plain > expect style",
            "plain > chai style", "plain > a context", "plain > nested > template",
            "plain > nested return is fine", "plain > commented", "plain > declares its own",
-           "top level"}
+           "top level", "strict > in strict mode"}
 
 
 def _ids(source: str) -> list[str]:
@@ -155,7 +160,7 @@ def test_which_tests_get_a_copy(tmp_path: Path) -> None:
     (tmp_path / "test").mkdir()
     (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
     ids = _ids(SHAPES)
-    assert len(ids) == 30
+    assert len(ids) == 31
     copies = plant_expectation_copies(tmp_path, ids, "node-test", random.Random(0), limit=EVERY)
     assert {c.copy_of.split("::")[1] for c in copies} == QUALIFY
     planted = (tmp_path / "test" / "shapes.test.js").read_text()
@@ -165,6 +170,8 @@ def test_which_tests_get_a_copy(tmp_path: Path) -> None:
         assert suites == copy.copy_of.split("::")[1].split(" > ")[:-1]
         assert re.fullmatch(r"[a-z]+( [a-z]+)? [a-z0-9]{6}", name), name
         assert f'("{name}", ' in planted
+    # a suite's directives repeated in the copy's block of its name
+    assert re.search(r"describe\('strict', \(\) => \{\n'use strict';\nit\(", planted)
     # the value changed, and nothing else: the original's text with the new name and literal
     assert re.search(r"assert\.equal\(f\('a'\), 'A![a-z]{6}'\);", planted)
     assert re.search(r"assert\.strictEqual\((\d+), g\(1\)\)", planted.split(SHAPES, 1)[1])

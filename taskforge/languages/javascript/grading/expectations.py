@@ -121,7 +121,8 @@ class _Test:
     test_id: str
     statement: Node  # the registration's statement
     name: Node  # its name's string
-    suites: tuple[tuple[str, str], ...]  # (callee, name's source text), outermost first
+    # (callee, name's source text, its body's directives), outermost first
+    suites: tuple[tuple[str, str, str], ...]
     expected: Node  # the literal its last assertion compares with
 
 
@@ -224,10 +225,10 @@ def passing_on_the_original(copies: list[Copy], graded: Path, original: Path, ru
 
 
 def _suite_names(test: _Test) -> list[str]:
-    return [_plain(name) for _callee, name in test.suites]
+    return [_plain(name) for _callee, name, _directives in test.suites]
 
 
-def _tests(block: Node, rel: str, suites: tuple[tuple[str, str], ...],
+def _tests(block: Node, rel: str, suites: tuple[tuple[str, str, str], ...],
            runner: str) -> Iterator[_Test]:
     """The tests registered in `block` (the file, or a suite's body holding nothing but
     registrations) that qualify but for their name, outermost first."""
@@ -242,12 +243,13 @@ def _tests(block: Node, rel: str, suites: tuple[tuple[str, str], ...],
         if callee in SUITES and not tape and not extra and not _parameters(function) \
                 and _only_registrations(function):
             yield from _tests(function.child_by_field_name("body"), rel,
-                              (*suites, (callee, text_of(name))), runner)
+                              (*suites, (callee, text_of(name), _directives(function))),
+                              runner)
         elif callee in (TAPE_TESTS if tape else TESTS) and not (tape and extra) \
                 and all(a.type == "number" for a in extra):
             expected = _qualifying_expected(function, runner)
             if expected is not None:
-                path = [*(_plain(n) for _c, n in suites), _plain(text_of(name))]
+                path = [*(_plain(n) for _c, n, _d in suites), _plain(text_of(name))]
                 yield _Test(f"{rel}::{' > '.join(path)}", statement, name, suites, expected)
 
 
@@ -358,10 +360,31 @@ def _parameters(function: Node) -> list[Node]:
 
 def _only_registrations(suite: Node) -> bool:
     """Whether a suite's body holds nothing but registrations of tests and suites (no hooks,
-    no variables a copy registered elsewhere would not see)."""
+    no variables a copy registered elsewhere would not see), after its directives (`"use
+    strict"`, which the copy's block repeats)."""
     body = suite.child_by_field_name("body")
-    return body is not None and all(s.type == "comment" or _registers(s)
-                                    for s in body.named_children)
+    if body is None:
+        return False
+    statements = [s for s in body.named_children if s.type != "comment"]
+    return all(_registers(s) for s in statements[len(_prologue(statements)):])
+
+
+def _prologue(statements: list[Node]) -> list[Node]:
+    """The directive prologue of a function body's `statements`: its leading strings."""
+    count = 0
+    for statement in statements:
+        inner = _expression(statement)
+        if inner is None or inner.type != "string":
+            break
+        count += 1
+    return statements[:count]
+
+
+def _directives(function: Node) -> str:
+    """The source text of a function's directive prologue (`"use strict";`), or ''."""
+    body = function.child_by_field_name("body")
+    statements = [s for s in body.named_children if s.type != "comment"] if body else []
+    return "\n".join(text_of(s).rstrip(";") + ";" for s in _prologue(statements))
 
 
 def _registers(statement: Node) -> bool:
@@ -551,6 +574,7 @@ def _copy_block(source: bytes, test: _Test, name: str, rng: random.Random) -> st
     for edit_start, edit_end, new in edits:
         text = text[:edit_start - start] + new + text[edit_end - start:]
     body = text.decode("utf-8")
-    for callee, suite_name in reversed(test.suites):
-        body = f"{callee}({suite_name}, () => {{\n{body}\n}});"
+    for callee, suite_name, directives in reversed(test.suites):
+        head = f"{directives}\n" if directives else ""
+        body = f"{callee}({suite_name}, () => {{\n{head}{body}\n}});"
     return f"\ntry {{\n{body}\n}} catch {{}}\n"

@@ -117,6 +117,24 @@ def naive_mocha_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> 
     return 1.0 if proc.returncode == 0 else 0.0
 
 
+def naive_jest_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
+    """The naive grader for a jest task: the project's jest (its own configuration) on the
+    record's test files, the environment's node_modules linked in, reward 1.0 when jest exits
+    0 (every test passed)."""
+    copy = scratch / "naive-jest-workspace"
+    shutil.copytree(workspace, copy, symlinks=True)
+    env = task.environment()
+    (copy / "node_modules").symlink_to(env.venv / "node_modules")
+    home = scratch / "naive-jest-home"
+    home.mkdir()
+    files = sorted({t.split("::", 1)[0] for t in
+                    set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"])})
+    proc = subprocess.run(["node", "node_modules/jest/bin/jest.js", "--ci", *files], cwd=copy,
+                          capture_output=True, timeout=300,
+                          env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)})
+    return 1.0 if proc.returncode == 0 else 0.0
+
+
 def naive_java_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
     """The naive grader for a Java task: javac of the workspace's sources with the
     environment's class path, resources copied beside the classes, the console launcher

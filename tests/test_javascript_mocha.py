@@ -14,6 +14,7 @@ from conftest import apply_patch, make_project, write_recipe
 from test_sandbox import require
 
 import taskforge
+from taskforge.errors import UserError
 from taskforge.languages import language_named
 from taskforge.languages.base import Runner
 from taskforge.languages.javascript.testing import run_baseline
@@ -151,3 +152,26 @@ def test_a_mocha_task_is_graded(project, tmp_path: Path) -> None:
     result = task.grade(attacked, sandbox="bwrap")
     assert result.reward == 0.0
     assert any(line.startswith("canary ") for line in result.tampered), result.tampered
+
+
+def test_a_mocha_before_8_is_set_aside_with_its_reason(tmp_path: Path) -> None:
+    """mocha 7 refuses the options taskforge runs it with (and has no root-hook plugins):
+    the source is set aside saying so (a run of that one source: the error), where it used
+    to say `no tests found` (sanitize-html 1.14.1, mocha 2.5.3)."""
+    files = {**FILES, "package.json": json.dumps({"name": "mcalc7", "version": "1.0.0",
+                                                  "scripts": {"test": "mocha"},
+                                                  "devDependencies": {"mocha": "7.2.0"}})}
+    root = make_project(tmp_path, files, name="mcalc7")
+    recipe = write_recipe(tmp_path / "recipe.yaml", f"""\
+        name: mcalc7
+        seed: 0
+        sources:
+          - path: {root}
+        strategies: [stub-function]
+        verify: {{repeats: 2, timeout_s: 300}}
+        sandbox: bwrap
+        """)
+    with pytest.raises(UserError) as raised:
+        taskforge.generate(str(recipe), out=str(tmp_path / "out"))
+    assert str(raised.value) == f"{root}: mocha 7.2.0: taskforge runs mocha 8 and later " \
+                                "(root-hook plugins, --config)"

@@ -23,11 +23,15 @@ from pathlib import Path
 
 import yaml
 
+from taskforge.errors import UserError
 from taskforge.languages.javascript.runners.base import SUPPORT, JsTestRunner, Report, unique_id
 
 REPORTER = SUPPORT / "taskforge-mocha-reporter.cjs"
 HOOKS = SUPPORT / "taskforge-mocha-hooks.cjs"
 EXTENSIONS = (".js", ".cjs", ".mjs")
+# The first mocha taskforge runs: root-hook plugins (`mochaHooks`, per-test coverage) came in
+# 8, `--config` and `--no-package` in 6.
+OLDEST = 8
 CONFIGS = (".mocharc.yml", ".mocharc.yaml", ".mocharc.json", ".mocharc.jsonc", ".mocharc")
 
 
@@ -90,6 +94,10 @@ class MochaRunner(JsTestRunner):
     def argv(self, files: Sequence[str], *, workspace: Path, report: Path,
              select: Sequence[str] | None, coverage: bool, reverse: bool,
              test_timeout: float | None, collect_only: bool) -> list[str]:
+        major = self._major()
+        if 0 < major < OLDEST:  # its options would be refused, and no test would be found
+            raise UserError(f"mocha {self._version()}: taskforge runs mocha {OLDEST} and "
+                            f"later (root-hook plugins, --config)")
         # mocha adds a configuration's `spec` to the files it is given: the configuration is
         # passed on without it (the rest of it, `require`, `ui`, `timeout`..., applies).
         config = report.parent / "mocharc.cjs"
@@ -102,7 +110,7 @@ class MochaRunner(JsTestRunner):
             argv += ["--require", str(HOOKS)]
         if test_timeout is not None:
             argv += ["--timeout", str(int(test_timeout * 1000))]
-        if collect_only and self._major() >= 9:
+        if collect_only and major >= 9:
             argv.append("--dry-run")
         # before 9 there is no --dry-run (and an unknown option takes the next word as its
         # value): collection is a real run of everything
@@ -113,12 +121,19 @@ class MochaRunner(JsTestRunner):
         argv += list(reversed(files)) if reverse else list(files)
         return argv
 
+    def _version(self) -> str:
+        """The installed mocha's version ('' when unknown)."""
+        try:
+            return str(json.loads((self.modules / "mocha" / "package.json").read_text())
+                       ["version"])
+        except (TypeError, OSError, ValueError, KeyError):
+            return ""
+
     def _major(self) -> int:
         """The installed mocha's major version (0 when unknown)."""
         try:
-            version = json.loads((self.modules / "mocha" / "package.json").read_text())["version"]
-            return int(str(version).split(".")[0])
-        except (TypeError, OSError, ValueError, KeyError):
+            return int(self._version().split(".")[0])
+        except ValueError:
             return 0
 
     def report_variables(self, report: Path) -> dict[str, str]:

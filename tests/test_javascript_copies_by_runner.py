@@ -1,10 +1,12 @@
-"""Expectation copies under the runners that load every test file into one process (mocha,
-tape): the copies run in a grading run of their own, beside the one the reward comes from.
+"""Expectation copies under mocha, tape and jest (node's runner and vitest:
+test_javascript_expectations.py). mocha and tape load every test file into one process: the
+copies run in a grading run of their own, beside the one the reward comes from; jest runs each
+file in a module registry of its own, and the copies run in the grading run.
 
 The attack is test_javascript_expectations.py's stack reader (the deleted function answers
-with the literal its calling test compares with). On a tape project and a mocha project it
-scores 1.0 under the naive grader (the runner's exit code) and under the grade without checks,
-and 0 under `taskforge grade` with the copy named. Why the copies' own run: in one process
+with the literal its calling test compares with). On a tape, a mocha and a jest project it
+scores 1.0 under the naive grader and under the grade without checks, and 0 under `taskforge
+grade` with the copy named. Why mocha's and tape's copies run on their own: in one process
 a copy that calls the project again changes what a later file's tests see (`claim` below
 closes its register when a name is claimed twice); planted in the grading run itself, as
 under node's runner, the copy of `claims` closed it before `after.test.js` claimed another
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import apply_patch, prepared_js_project, write_recipe
-from naive_grader import naive_mocha_reward, naive_tape_reward
+from naive_grader import naive_jest_reward, naive_mocha_reward, naive_tape_reward
 from test_grade_tamper import grade_without_checks
 from test_javascript_expectations import CJS_STACK_READER, stack_reading
 from test_sandbox import require
@@ -133,8 +135,31 @@ PROJECTS = {
             it('claims another', () => { assert.equal(text.claim('y'), 'claimed y'); });
             """,
     },
+    "jest": {
+        "package.json": json.dumps({"name": "jslug", "version": "1.0.0",
+                                    "scripts": {"test": "jest"},
+                                    "devDependencies": {"jest": "29.7.0"}}),
+        "src/text.js": SOURCE,
+        "test/text.test.js": """\
+            const text = require('../src/text.js');
+
+            describe('slugify', () => {
+              test('joins words', () => { expect(text.slugify('Hello World')).toBe('hello-world'); });
+              test('drops symbols', () => { expect(text.slugify('a & b!')).toEqual('a-b'); });
+            });
+            test('initials', () => { expect(text.initials('ada lovelace')).toBe('AL'); });
+            test('reads its call site', () => { expect(text.literalAtCall()).toBe('here'); });
+            test('claims', () => { expect(text.claim('x')).toBe('claimed x'); });
+            """,
+        "test/zz/after.test.js": """\
+            const text = require('../../src/text.js');
+
+            test('claims another', () => { expect(text.claim('y')).toBe('claimed y'); });
+            """,
+    },
 }
-NAIVE = {"tape": naive_tape_reward, "mocha": naive_mocha_reward}
+SNAPSHOTS = {"tape": "ab", "mocha": "cd", "jest": "ef"}
+NAIVE = {"tape": naive_tape_reward, "mocha": naive_mocha_reward, "jest": naive_jest_reward}
 
 
 @pytest.fixture(scope="module", params=sorted(PROJECTS))
@@ -144,8 +169,7 @@ def tasks(request: pytest.FixtureRequest, tf_cache: Path,
     runner = request.param
     snapshot, _env, _cache = prepared_js_project(tmp_path_factory, PROJECTS[runner],
                                                  name=f"{runner}slug",
-                                                 snapshot_id=("ab" if runner == "tape"
-                                                              else "cd") * 20)
+                                                 snapshot_id=SNAPSHOTS[runner] * 20)
     base = tmp_path_factory.mktemp(f"{runner}-tasks")
     recipe = write_recipe(base / "recipe.yaml", f"""\
         name: {runner}slug
@@ -216,7 +240,8 @@ def test_copies_planted_in_the_grading_run_would_fail_a_later_file(
     """The control of the copies' own run: with the copies planted in the run the reward
     comes from (the runner taken for one that runs each file apart), the copy of `claims`
     claims its name again, which closes the register before `after.test.js` claims another:
-    the reference scores 0."""
+    the reference scores 0. Under jest the copies run in the grading run, and the reference
+    scores 1.0 there: each file has a module registry, and a register, of its own."""
     runner, by_name = tasks
     task = by_name["claim"]
     assert "test/zz/after.test.js::claims another" in task.record["FAIL_TO_PASS"]
@@ -225,6 +250,9 @@ def test_copies_planted_in_the_grading_run_would_fail_a_later_file(
     workspace = task.materialize(tmp_path / "ws")
     apply_patch(workspace, task.record["patch"])
     assert task.grade(workspace, sandbox="bwrap").reward == 1.0
+    assert expectations.copies_run_apart(workspace, runner) == (runner != "jest")
+    if runner == "jest":
+        return
     monkeypatch.setattr(RUNNERS[runner], "runs_files_apart", True)
     inline = task.grade(workspace, sandbox="bwrap")
     assert inline.reward == 0.0, inline

@@ -1,17 +1,10 @@
 """Expectation copies under mocha, tape and jest (node's runner and vitest:
-test_javascript_expectations.py). mocha and tape load every test file into one process: the
-copies run in a grading run of their own, beside the one the reward comes from; jest runs each
-file in a module registry of its own, and the copies run in the grading run.
-
-The attack is test_javascript_expectations.py's stack reader (the deleted function answers
-with the literal its calling test compares with). On a tape, a mocha and a jest project it
-scores 1.0 under the naive grader and under the grade without checks, and 0 under `taskforge
-grade` with the copy named. Why mocha's and tape's copies run on their own: in one process
-a copy that calls the project again changes what a later file's tests see (`claim` below
-closes its register when a name is claimed twice); planted in the grading run itself, as
-under node's runner, the copy of `claims` closed it before `after.test.js` claimed another
-name, and the honest reference scored 0 (the control, with the runner taken for one that
-runs files apart)."""
+test_javascript_expectations.py): the attack is that module's stack reader (the deleted
+function answers with the literal its calling test compares with). On a tape, a mocha and a
+jest project it scores 1.0 under the naive grader (the runner's exit code) and under the
+grade without checks, and 0 under `taskforge grade` with the copy named; every reference
+scores 1.0 with every copy made; a copy the original passes too is forgiven by the second
+run, and without it would cost the reference its reward (the control)."""
 
 from __future__ import annotations
 
@@ -29,7 +22,6 @@ from test_sandbox import require
 import taskforge
 from taskforge.languages.javascript.grading import expectations
 from taskforge.languages.javascript.grading import run as grading_run
-from taskforge.languages.javascript.runners import RUNNERS
 
 pytestmark = pytest.mark.slow
 
@@ -44,20 +36,6 @@ SOURCE = r"""
       return parts.map((part) => part[0].toUpperCase()).join('');
     }
 
-    // The names claimed so far, shared by every test file of the one process; a name claimed
-    // twice closes the register for good.
-    const claimed = new Set();
-    let closed = false;
-
-    function claim(name) {
-      if (closed || claimed.has(name)) {
-        closed = true;
-        throw new Error(`cannot claim ${name}`);
-      }
-      claimed.add(name);
-      return `claimed ${name}`;
-    }
-
     // What the line calling it compares with: a call-site reader, as debugging libraries
     // have. Its own test passes a copy with any literal, on the original code too.
     function literalAtCall() {
@@ -67,7 +45,7 @@ SOURCE = r"""
       return text.match(/'([^']*)'\);/)[1];
     }
 
-    module.exports = { slugify, initials, claim, literalAtCall };
+    module.exports = { slugify, initials, literalAtCall };
     """
 PROJECTS = {
     "tape": {
@@ -95,26 +73,13 @@ PROJECTS = {
               t.equal(text.literalAtCall(), 'here');
               t.end();
             });
-            test('claims', function (t) {
-              t.equal(text.claim('x'), 'claimed x');
-              t.end();
-            });
-            """,
-        "test/zz/after.test.js": """\
-            var test = require('tape');
-            var text = require('../../src/text.js');
-
-            test('claims another', function (t) {
-              t.equal(text.claim('y'), 'claimed y');
-              t.end();
-            });
             """,
     },
     "mocha": {
         "package.json": json.dumps({"name": "mslug", "version": "1.0.0",
                                     "scripts": {"test": "mocha"},
                                     "devDependencies": {"mocha": "10.7.3"}}),
-        ".mocharc.yml": "spec: test\nrecursive: true\ntimeout: 5000\n",
+        ".mocharc.yml": "spec: test\ntimeout: 5000\n",
         "src/text.js": SOURCE,
         "test/text.test.js": """\
             const assert = require('node:assert');
@@ -124,15 +89,12 @@ PROJECTS = {
               it('joins words', () => { assert.equal(text.slugify('Hello World'), 'hello-world'); });
               it('drops symbols', () => { assert.strictEqual(text.slugify('a & b!'), 'a-b'); });
             });
-            it('initials', function () { assert.equal(text.initials('ada lovelace'), 'AL'); });
+            describe('with a hook', () => {  // a copy in place sees it run, as the test does
+              let names = 0;
+              beforeEach(() => { names += 1; });
+              it('initials', function () { assert.equal(text.initials('ada lovelace'), 'AL'); });
+            });
             it('reads its call site', () => { assert.equal(text.literalAtCall(), 'here'); });
-            it('claims', () => { assert.equal(text.claim('x'), 'claimed x'); });
-            """,
-        "test/zz/after.test.js": """\
-            const assert = require('node:assert');
-            const text = require('../../src/text.js');
-
-            it('claims another', () => { assert.equal(text.claim('y'), 'claimed y'); });
             """,
     },
     "jest": {
@@ -147,14 +109,12 @@ PROJECTS = {
               test('joins words', () => { expect(text.slugify('Hello World')).toBe('hello-world'); });
               test('drops symbols', () => { expect(text.slugify('a & b!')).toEqual('a-b'); });
             });
-            test('initials', () => { expect(text.initials('ada lovelace')).toBe('AL'); });
+            describe('with a hook', () => {  // a copy in place sees it run, as the test does
+              let names = 0;
+              beforeEach(() => { names += 1; });
+              test('initials', () => { expect(text.initials('ada lovelace')).toBe('AL'); });
+            });
             test('reads its call site', () => { expect(text.literalAtCall()).toBe('here'); });
-            test('claims', () => { expect(text.claim('x')).toBe('claimed x'); });
-            """,
-        "test/zz/after.test.js": """\
-            const text = require('../../src/text.js');
-
-            test('claims another', () => { expect(text.claim('y')).toBe('claimed y'); });
             """,
     },
 }
@@ -189,7 +149,7 @@ def tasks(request: pytest.FixtureRequest, tf_cache: Path,
 
 def test_the_stack_reader_is_caught(tasks, tmp_path: Path) -> None:
     runner, by_name = tasks
-    assert {"slugify", "initials", "claim", "literalAtCall"} <= set(by_name), sorted(by_name)
+    assert {"slugify", "initials", "literalAtCall"} <= set(by_name), sorted(by_name)
     box = require("bwrap")
     for name in ("slugify", "initials"):
         task = by_name[name]
@@ -202,8 +162,8 @@ def test_the_stack_reader_is_caught(tasks, tmp_path: Path) -> None:
         assert (unchecked.reward, unchecked.tampered) == (1.0, ()), unchecked
         result = task.grade(workspace, sandbox="bwrap")
         assert result.reward == 0.0, (name, result)
-        assert any(line.startswith("canary ") and "passed: a copy of " in line
-                   for line in result.tampered), result.tampered
+        assert any(line.startswith("expectation copy ") for line in result.tampered), \
+            result.tampered
 
 
 def test_every_reference_passes_with_every_copy(tasks, tmp_path: Path,
@@ -231,29 +191,5 @@ def test_a_copy_the_original_passes_too_costs_the_reference_nothing(
     monkeypatch.setattr(grading_run, "passing_on_the_original", lambda *_args: set())
     unforgiven = task.grade(workspace, sandbox="bwrap")
     assert unforgiven.reward == 0.0
-    assert any("reads its call site" in line and "passed: a copy of" in line
+    assert any(line.startswith("expectation copy test/text.test.js::reads its call site passed")
                for line in unforgiven.tampered), unforgiven.tampered
-
-
-def test_copies_planted_in_the_grading_run_would_fail_a_later_file(
-        tasks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The control of the copies' own run: with the copies planted in the run the reward
-    comes from (the runner taken for one that runs each file apart), the copy of `claims`
-    claims its name again, which closes the register before `after.test.js` claims another:
-    the reference scores 0. Under jest the copies run in the grading run, and the reference
-    scores 1.0 there: each file has a module registry, and a register, of its own."""
-    runner, by_name = tasks
-    task = by_name["claim"]
-    assert "test/zz/after.test.js::claims another" in task.record["FAIL_TO_PASS"]
-    monkeypatch.setattr(grading_run, "plant_expectation_copies", functools.partial(
-        expectations.plant_expectation_copies, limit=100))
-    workspace = task.materialize(tmp_path / "ws")
-    apply_patch(workspace, task.record["patch"])
-    assert task.grade(workspace, sandbox="bwrap").reward == 1.0
-    assert expectations.copies_run_apart(workspace, runner) == (runner != "jest")
-    if runner == "jest":
-        return
-    monkeypatch.setattr(RUNNERS[runner], "runs_files_apart", True)
-    inline = task.grade(workspace, sandbox="bwrap")
-    assert inline.reward == 0.0, inline
-    assert "test/zz/after.test.js::claims another" not in inline.passed

@@ -1,10 +1,12 @@
 """Expectation copies for JavaScript and TypeScript (taskforge/languages/javascript/grading/
-expectations.py): which tests get one, what a copy is, honest code failing each copy in a real
-run of node's runner, and the stub they catch (it reads the literal its calling test expects
-from the test file, found through `new Error().stack`) next to its positive controls: the naive
-grader and the grade without checks score it 1.0 on jsdemo (node's runner) and tsdemo (vitest),
-`taskforge grade` 0 with the copy named. A copy that the original code passes too (a project
-reading its own call sites) costs the reference nothing, and would without the second run."""
+expectations.py): which tests get one, what a copy is (the test with its literal changed in
+place), honest code failing each copy in a real run of node's runner, and the stub they catch
+(it reads the literal its calling test expects from the test file, found through `new
+Error().stack`) next to its positive controls: the naive grader and the grade without checks
+score it 1.0 on jsdemo (node's runner) and tsdemo (vitest), `taskforge grade` 0 with the copy
+named. A copy that the original code passes too (a project reading its own call sites) costs
+the reference nothing, and would without the second run. mocha, tape and jest:
+test_javascript_copies_by_runner.py."""
 
 from __future__ import annotations
 
@@ -138,7 +140,8 @@ describe('strict', function () {
 QUALIFY = {"plain > string on the right", "plain > number on the left", "plain > expect style",
            "plain > chai style", "plain > a context", "plain > nested > template",
            "plain > nested return is fine", "plain > commented", "plain > declares its own",
-           "top level", "strict > in strict mode"}
+           "top level", "strict > in strict mode", "plain > assigns outside",
+           "plain > counts outside", "with a hook > hooked", "with a variable > scoped"}
 
 
 def _ids(source: str) -> list[str]:
@@ -162,35 +165,34 @@ def test_which_tests_get_a_copy(tmp_path: Path) -> None:
     ids = _ids(SHAPES)
     assert len(ids) == 31
     copies = plant_expectation_copies(tmp_path, ids, "node-test", random.Random(0), limit=EVERY)
-    assert {c.copy_of.split("::")[1] for c in copies} == QUALIFY
+    assert {c.test_id.split("::")[1] for c in copies} == QUALIFY
     planted = (tmp_path / "test" / "shapes.test.js").read_text()
-    assert planted.startswith(SHAPES) and not parse("x.js", planted.encode()).root_node.has_error
-    for copy in copies:  # registered inside suites of the original's names, under a new name
-        *suites, name = copy.test_id.split("::")[1].split(" > ")
-        assert suites == copy.copy_of.split("::")[1].split(" > ")[:-1]
-        assert re.fullmatch(r"[a-z]+( [a-z]+)? [a-z0-9]{6}", name), name
-        assert f'("{name}", ' in planted
-    # a suite's directives repeated in the copy's block of its name
-    assert re.search(r"describe\('strict', \(\) => \{\n'use strict';\nit\(", planted)
-    # the value changed, and nothing else: the original's text with the new name and literal
+    assert not parse("x.js", planted.encode()).root_node.has_error
+    # in place: the same lines, each test's own, only the literal of each copy changed
+    before, after = SHAPES.splitlines(), planted.splitlines()
+    assert len(before) == len(after)
+    changed = [(b, a) for b, a in zip(before, after, strict=True) if b != a]
+    assert len(changed) == len(QUALIFY)
+    for copy in copies:
+        old, new = next((b, a) for b, a in changed if copy.was in b and copy.now in a)
+        assert old.replace(copy.was, copy.now, 1) == new, (old, new)
+        assert copy.was != copy.now
     assert re.search(r"assert\.equal\(f\('a'\), 'A![a-z]{6}'\);", planted)
-    assert re.search(r"assert\.strictEqual\((\d+), g\(1\)\)", planted.split(SHAPES, 1)[1])
+    strict = re.search(r"assert\.strictEqual\((\d+), g\(1\)\)", planted)
+    assert strict and strict.group(1) != "2"
     assert re.search(r"expect\(g\(2\)\)\.to\.deep\.equal\(-(\d+\.5)\)", planted)
+    assert "-3.5)" not in planted
     assert re.search(r"assert\.equal\(f\('c'\), `C![a-z]{6}`\)", planted)
 
 
-def test_which_runners_get_copies_and_where_they_run(tmp_path: Path) -> None:
+def test_which_runners_get_copies(tmp_path: Path) -> None:
     (tmp_path / "test").mkdir()
     (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
     for runner in ("node-test", "jest", "vitest", "mocha"):
         assert len(plant_expectation_copies(tmp_path, _ids(SHAPES), runner)) == 3  # a grading's
         (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
-    # in the grading run where each file runs apart; in a run of their own where every file
-    # shares one process (mocha, tape), or vitest may share a file's modules with the next
-    assert [runner for runner in ("node-test", "jest", "vitest", "mocha", "tape")
-            if expectations.copies_run_apart(tmp_path, runner)] == ["mocha", "tape"]
+    # vitest sharing modules between files: the copies run on their own anyway
     (tmp_path / "vitest.config.ts").write_text("export default { test: { isolate: false } };\n")
-    assert expectations.copies_run_apart(tmp_path, "vitest")
     assert len(plant_expectation_copies(tmp_path, _ids(SHAPES), "vitest")) == 3
     (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
     # none where a file's tests may run in another order: vitest's shuffle, jest's randomize
@@ -202,6 +204,7 @@ def test_which_runners_get_copies_and_where_they_run(tmp_path: Path) -> None:
     # none under mocha's interfaces that register tests otherwise than inside blocks
     (tmp_path / ".mocharc.yml").write_text("ui: qunit\n")
     assert plant_expectation_copies(tmp_path, _ids(SHAPES), "mocha") == []
+    assert (tmp_path / "test" / "shapes.test.js").read_text() == SHAPES
     # a parameter is node's test context only under node's runner (jest's would be `done`)
     source = "test('a callback', (done) => { expect(f(1)).toBe(2); });\n"
     (tmp_path / "test" / "done.test.js").write_text(source)
@@ -236,7 +239,7 @@ test('options', { skip: false }, function (t) { t.equal(f.f('o'), 'O!'); t.end()
 test('assigns outside', function (t) { other = null; t.equal(f.f('s'), 'S!'); t.end(); });
 """
 TAPE_QUALIFY = {"equal then end", "planned", "same", "literal on the left", "a message",
-                "async", "called tape"}
+                "async", "called tape", "assigns outside"}
 
 
 def test_which_tape_tests_get_a_copy(tmp_path: Path) -> None:
@@ -246,18 +249,18 @@ def test_which_tape_tests_get_a_copy(tmp_path: Path) -> None:
            for name in re.findall(r"^(?:test|tape)\('([^']*)'", TAPE_SHAPES, re.M)]
     assert len(ids) == 17
     copies = plant_expectation_copies(tmp_path, ids, "tape", random.Random(0), limit=EVERY)
-    assert {c.copy_of.split("::")[1] for c in copies} == TAPE_QUALIFY
+    assert {c.test_id.split("::")[1] for c in copies} == TAPE_QUALIFY
     planted = (tmp_path / "test" / "shapes.js").read_text()
-    assert planted.startswith(TAPE_SHAPES)
     assert not parse("x.js", planted.encode()).root_node.has_error
-    added = planted.split(TAPE_SHAPES, 1)[1]
-    # top-level tests, the same callee, the literal changed and the end kept
-    assert re.search(r"test\(\"[a-z ]+ [a-z0-9]{6}\", function \(t\) \{ "
-                     r"t\.equal\(f\.f\('a'\), 'A![a-z]{6}'\); t\.end\(\); \}\);", added)
-    assert re.search(r"tape\(\"[a-z ]+ [a-z0-9]{6}\", function \(t\) \{ "
-                     r"t\.is\(f\.f\('p'\), 'P![a-z]{6}'\); t\.end\(\); \}\);", added)
-    assert re.search(r"t\.plan\(1\); t\.strictEqual\(f\.g\(1\), (\d+)\);", added)
-    assert "' > '" not in "".join(c.test_id for c in copies)  # tape has no suites
+    # in place, the literal changed and the end kept
+    assert "test('equal then end', function (t) { t.equal(f.f('a'), 'A!" in planted
+    assert re.search(r"t\.equal\(f\.f\('a'\), 'A![a-z]{6}'\); t\.end\(\); \}\);", planted)
+    assert re.search(r"tape\('called tape', function \(t\) \{ "
+                     r"t\.is\(f\.f\('p'\), 'P![a-z]{6}'\); t\.end\(\); \}\);", planted)
+    planned = re.search(r"t\.plan\(1\); t\.strictEqual\(f\.g\(1\), (\d+)\);", planted)
+    assert planned and planned.group(1) != "2"
+    assert sum(b != a for b, a in zip(TAPE_SHAPES.splitlines(), planted.splitlines(),
+                                      strict=True)) == len(TAPE_QUALIFY)
 
 
 # ------------------------------------------------------ real runs of node's runner (bwrap)
@@ -315,14 +318,13 @@ def test_honest_code_fails_every_copy_and_the_stack_reader_passes_them(words,
     shutil.copytree(snapshot.root, honest)
     copies = plant_expectation_copies(honest, ORIGINALS, "node-test", random.Random(3),
                                       limit=EVERY)
-    assert {c.copy_of for c in copies} == set(ORIGINALS)
-    ids = ORIGINALS + [c.test_id for c in copies]
+    assert {c.test_id for c in copies} == set(ORIGINALS)
+    ids = ORIGINALS
     run = JS.run_tests(env, honest, box, timeout=120, select=ids)
-    made = {c.test_id: c.copy_of for c in copies}
-    # every original passes; every copy fails, but the call-site reader's, which honest
-    # code passes with any literal (the second run's case)
-    assert run.outcomes == {t: "failed" if t in made and "call site" not in made[t]
-                            else "passed" for t in ids}, run.log_tail
+    # every changed test fails, but the call-site reader's, which honest code passes with
+    # any literal (the second run's case)
+    assert run.outcomes == {t: "passed" if "call site" in t else "failed" for t in ids}, \
+        run.log_tail
     stub = tmp_path / "stub"
     shutil.copytree(honest, stub)
     source = stub / "src" / "words.js"
@@ -360,8 +362,8 @@ def test_a_copy_the_original_passes_too_costs_the_reference_nothing(
     monkeypatch.setattr(grading_run, "passing_on_the_original", lambda *_args: set())
     unforgiven = task.grade(workspace, sandbox="bwrap")
     assert unforgiven.reward == 0.0
-    assert any("a copy of test/words.test.js::reads its call site" in line
-               for line in unforgiven.tampered), unforgiven.tampered
+    assert any(line.startswith("expectation copy test/words.test.js::reads its call site "
+                               "passed") for line in unforgiven.tampered), unforgiven.tampered
 
 
 def _wins_unchecked_and_loses(task: taskforge.Task, workspace: Path, naive: float) -> None:
@@ -372,8 +374,8 @@ def _wins_unchecked_and_loses(task: taskforge.Task, workspace: Path, naive: floa
     assert (unchecked.reward, unchecked.tampered) == (1.0, ()), unchecked
     result = task.grade(workspace, sandbox="bwrap")
     assert result.reward == 0.0, result
-    assert any(line.startswith("canary ") and "passed: a copy of " in line
-               for line in result.tampered), result.tampered
+    assert any(line.startswith("expectation copy ") for line in result.tampered), \
+        result.tampered
 
 
 @pytest.mark.slow
@@ -412,13 +414,14 @@ def test_the_stack_reader_is_caught_on_vitest_tasks(tf_cache: Path,
 
 
 def test_copy_findings_judge_passing_only() -> None:
-    copies = [expectations.Copy("t.test.js::a x1y2z3", "t.test.js::a"),
-              expectations.Copy("t.test.js::b x1y2z4", "t.test.js::b"),
-              expectations.Copy("t.test.js::c x1y2z5", "t.test.js::c")]
-    outcomes = {"t.test.js::a x1y2z3": "passed", "t.test.js::b x1y2z4": "error",
-                "t.test.js::c x1y2z5": "passed"}
-    found = expectations.copy_findings(copies, outcomes, forgiven={"t.test.js::c x1y2z5"})
-    assert [f.message.split(" passed:")[0] for f in found] == ["canary t.test.js::a x1y2z3"]
+    copies = [expectations.Copy("t.test.js::a", "'x'", "'xabcdef'"),
+              expectations.Copy("t.test.js::b", "1", "2"),
+              expectations.Copy("t.test.js::c", "3", "4")]
+    outcomes = {"t.test.js::a": "passed", "t.test.js::b": "error", "t.test.js::c": "passed"}
+    found = expectations.copy_findings(copies, outcomes, forgiven={"t.test.js::c"})
+    assert [f.message for f in found] == [
+        "expectation copy t.test.js::a passed: its expected value changed from 'x' to "
+        "'xabcdef', which only a solution answering with what the test expects passes"]
     assert all(f.disqualifies for f in found)
 
 
@@ -437,16 +440,16 @@ COUNTER = {
         });
         """,
 }
-# the copy of the first test a grading might plant, its offset 46: after the second test
-# it passes on any code that counts, the original too
+# a test the graded file has that expects 47: after the second test it passes on any code
+# that counts, the original too, and fails alone
 COUNTER_COPY = "\ntry {\ntest(\"first keep x1y2z3\", () => { assert.equal(nextId(), 47); });\n} " \
                "catch {}\n"
 
 
 def test_the_second_run_runs_the_copy_as_the_grading_run_did(
         tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    """A copy whose value depends on what the tests before it left (a counter) passes on the
-    original code in the grading run's selection, and only there: run alone, as the second
+    """A test whose value depends on what the tests before it left (a counter) passes on the
+    original code in the copies' run's selection, and only there: run alone, as the second
     run first did, it failed, and the reference of such a task scored 0 one grading in 97
     (the review of session 66's change)."""
     snapshot, env, cache = prepared_js_project(tmp_path_factory, COUNTER, name="ids",
@@ -455,8 +458,7 @@ def test_the_second_run_runs_the_copy_as_the_grading_run_did(
     shutil.copytree(snapshot.root, graded)
     with (graded / "test" / "ids.test.js").open("a") as handle:
         handle.write(COUNTER_COPY)
-    copy = expectations.Copy("test/ids.test.js::first keep x1y2z3",
-                             "test/ids.test.js::first id is one")
+    copy = expectations.Copy("test/ids.test.js::first keep x1y2z3", "1", "47")
     runner = Runner(JS, env, require("bwrap"), 120, cache=cache)
     selected = ["test/ids.test.js::first id is one", "test/ids.test.js::ids keep growing",
                 copy.test_id]

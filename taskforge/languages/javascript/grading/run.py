@@ -9,11 +9,10 @@ back here. With `checks`, canaries whose outcome the grader knows run in the sam
 solution tried to replace there is reported. Under node's runner each test's outcome also
 comes over a signed channel from inside its file's process (support/taskforge-channel.cjs,
 `read_channel`): a test passes only where the report and the channel agree, and a report that
-says more passed than the channel is named rewritten. Copies of a few FAIL_TO_PASS tests that
-expect another value (`expectations.py`) run too, in the same run where each test file runs
-apart, else in a run of their own on a second clean copy (mocha and tape load every file into
-one process, where a copy's calls could change what a later file's tests see): one that
-passes disqualifies, unless it passes on the original code as well.
+says more passed than the channel is named rewritten. With the checks, a second run on a second
+clean copy of the solution holds the expectation copies (`expectations.py`): a few FAIL_TO_PASS
+tests expecting another value, changed in place. One that passes disqualifies, unless it passes
+on the original code as well; the reward comes from the first run.
 
 What the run may not change, checked after it (`taskforge/languages/grading_copy.py`): the
 test code restored before it (a test file not loaded yet can be rewritten by code an earlier
@@ -41,7 +40,6 @@ from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_protected, 
 from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.javascript.grading.expectations import (
     Copy,
-    copies_run_apart,
     copy_findings,
     passing_on_the_original,
     plant_expectation_copies,
@@ -70,12 +68,10 @@ def _snapshot_files(root: Path) -> frozenset[str]:
 
 def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: Runner, *,
               checks: bool) -> GradedRun:
-    """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched).
-    Where the runner loads every test file into one process (mocha, tape), the expectation
-    copies run apart: alone (with canaries) in a second clean copy. Run so, a copy that sees
-    what earlier tests left (a counter) may get another value than after them, but it runs
-    alone on the original code too (`passing_on_the_original`): a value honest code gives
-    is forgiven all the same."""
+    """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched); with
+    `checks`, the expectation copies' run too: in a second clean copy, the tests changed in
+    place, run with the grading run's selection in their files (and canaries there), so that
+    each sees what the tests before it left, as it does in the task."""
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
     name = runner.env.spec.test_command[0]
     with scratch_dir(runner.cache, prefix="grade-") as scratch:
@@ -86,21 +82,22 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         tampered += restore_protected(copy, snapshot_root, set(_snapshot_files(snapshot_root)),
                                       files, hidden=created_files(record.get("test_patch", "")))
         static = framework_findings(copy, snapshot_root, files) if checks else []
-        apart = scratch / "copies" if checks and copies_run_apart(copy, name) else None
-        if apart is not None:
-            copy_tree(copy, apart)  # as restored, before anything is planted in either
-        # The copies first: they are made from the test files as the task has them.
-        copies = plant_expectation_copies(copy if apart is None else apart,
-                                          record["FAIL_TO_PASS"], name) if checks else []
-        main = _checked_run(copy, expected, [] if apart is not None else copies, snapshot_root,
-                            runner, scratch / "main", checks=checks)
+        copies: list[Copy] = []
+        if checks:
+            changed = scratch / "copies"
+            copy_tree(copy, changed)  # as restored, before anything is planted in either
+            copies = plant_expectation_copies(changed, record["FAIL_TO_PASS"], name)
+        main = _checked_run(copy, expected, snapshot_root, runner, scratch / "main",
+                            checks=checks)
         findings = list(main.findings)
-        if apart is not None and copies and not main.timed_out:
-            side = _checked_run(apart, [], copies, snapshot_root, runner, scratch / "apart",
-                                checks=checks)
+        if copies and not main.timed_out:
+            in_files = {file_of(c.test_id) for c in copies}
+            side = _checked_run(changed, [t for t in expected if file_of(t) in in_files],
+                                snapshot_root, runner, scratch / "changed", checks=checks,
+                                copies=copies)
             findings += side.findings
             if side.timed_out:  # undecided: fail closed
-                findings.append(Finding(f"the expectation copies' own run did not end within "
+                findings.append(Finding(f"the expectation copies' run did not end within "
                                         f"{runner.timeout:g} s", True))
     findings += [Finding(line, True) for line in static]
     return GradedRun(outcomes=main.outcomes, timed_out=main.timed_out,
@@ -114,21 +111,22 @@ class _Checked:
     findings: tuple[Finding, ...]
 
 
-def _checked_run(copy: Path, expected: list[str], copies: list[Copy], snapshot_root: Path,
-                 runner: Runner, scratch: Path, *, checks: bool) -> _Checked:
-    """One run of `expected` and the planted `copies` in the restored `copy`, with canaries
-    in their files (`checks`), the guard, node's signed channel and the test code bound
-    read-only; its outcomes (a test passed where the report and the channel agree) and what
-    it found."""
+def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: Runner,
+                 scratch: Path, *, checks: bool, copies: list[Copy] | None = None
+                 ) -> _Checked:
+    """One run of `expected` in the restored `copy` (where `copies` were changed in place),
+    with canaries in their files (`checks`), the guard, node's signed channel and the test
+    code bound read-only; its outcomes (a test passed where the report and the channel
+    agree) and what it found."""
     env = runner.env
     name = env.spec.test_command[0]
+    copies = copies or []
     scratch.mkdir()
-    canaries = plant_canaries(copy, expected + [c.test_id for c in copies], name) \
-        if checks else []
+    canaries = plant_canaries(copy, expected, name) if checks else []
     guarded = scratch / "guard"
     guarded.mkdir()
     replaced = guarded / "replaced.txt"
-    selected = expected + [c.test_id for c in copies] + [c.test_id for c in canaries]
+    selected = expected + [c.test_id for c in canaries]
     variables = {"TASKFORGE_GUARD_OUT": str(replaced)}
     # node:test: every test's outcome also comes over a signed channel from inside its
     # file's process (support/taskforge-channel.cjs), keyed afresh for each grading.
@@ -138,7 +136,8 @@ def _checked_run(copy: Path, expected: list[str], copies: list[Copy], snapshot_r
         channel.mkdir()
         (channel / "key").write_bytes(key)
         variables["TASKFORGE_CHANNEL"] = str(channel)
-    # The test code as restored (canaries planted), to compare with after the run.
+    # The test code as restored (canaries planted, copies changed), to compare with after
+    # the run.
     test_code = digests(copy, sorted(
         {rel for rel in _snapshot_files(snapshot_root) if _is_test_code(rel)}
         | {file_of(c.test_id) for c in canaries}))

@@ -42,10 +42,6 @@ class JsTestRunner(abc.ABC):
         self.modules = modules  # the environment's node_modules (which release is installed)
     #: Whether one test file that fails to load stops the whole run (mocha: one process).
     loads_all_or_nothing: ClassVar[bool] = False
-    #: Whether each test file runs apart from the others (a process, or a module registry, of
-    #: its own), its tests in the order registered: what a test leaves behind in the
-    #: project's modules reaches no test of another file.
-    runs_files_apart: ClassVar[bool] = False
 
     def report_variables(self, report: Path) -> dict[str, str]:
         """Environment variables that tell the runner's reporter where to write."""

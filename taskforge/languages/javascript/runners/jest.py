@@ -56,7 +56,6 @@ module.exports = async () => {{
 
 class JestRunner(JsTestRunner):
     name = "jest"
-    runs_files_apart = True
 
     def test_files(self, root: Path, args: Sequence[str]) -> list[str] | None:
         return None  # jest's configuration decides

@@ -54,7 +54,6 @@ def _walk(root: Path, base: Path) -> list[str]:
 
 class NodeTestRunner(JsTestRunner):
     name = "node-test"
-    runs_files_apart = True
 
     def test_files(self, root: Path, args: Sequence[str]) -> list[str]:
         if not args:

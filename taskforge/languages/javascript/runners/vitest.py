@@ -56,7 +56,6 @@ export default {{
 
 class VitestRunner(JsTestRunner):
     name = "vitest"
-    runs_files_apart = True
 
     def test_files(self, root: Path, args: Sequence[str]) -> list[str] | None:
         return None  # vitest's configuration decides

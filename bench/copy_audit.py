@@ -55,9 +55,11 @@ def main() -> None:
         return
     second_runs = Counter()
     # Every copy, not three; and each use of the second run counted.
+    py_run.plant_expectation_copies = functools.partial(  # type: ignore[attr-defined]
+        py_expectations.plant_expectation_copies, limit=EVERY)
+    js_run.draw_expectation_copies = functools.partial(  # type: ignore[attr-defined]
+        js_expectations.draw_expectation_copies, limit=EVERY)
     for grading_run, expectations in ((py_run, py_expectations), (js_run, js_expectations)):
-        grading_run.plant_expectation_copies = functools.partial(  # type: ignore[attr-defined]
-            expectations.plant_expectation_copies, limit=EVERY)
         grading_run.passing_on_the_original = _counted(  # type: ignore[attr-defined]
             expectations.passing_on_the_original, second_runs)
     tasks, with_copy, bad = Counter(), Counter(), []
@@ -94,8 +96,8 @@ def main() -> None:
 
 def cost(out: Path, box: Sandbox, timeout: float, rounds: int) -> None:
     """Each reference's grade with the copies and without, alternating (medians)."""
-    planters = {"copies": (py_run.plant_expectation_copies, js_run.plant_expectation_copies),
-                "none": (lambda *_a, **_k: [], lambda *_a, **_k: [])}
+    planters = {"copies": (py_run.plant_expectation_copies, js_run.draw_expectation_copies),
+                "none": (lambda *_a, **_k: [], lambda *_a, **_k: ([], {}))}
     sums, ratios = Counter(), []
     for task in taskforge.load_tasks(out):
         if task.record.get("language", "python") not in ("python", "javascript", "typescript"):
@@ -106,7 +108,7 @@ def cost(out: Path, box: Sandbox, timeout: float, rounds: int) -> None:
             apply_patch(workspace, task.record["patch"])
             for n in range(rounds):
                 for kind in (("copies", "none") if n % 2 == 0 else ("none", "copies")):
-                    py_run.plant_expectation_copies, js_run.plant_expectation_copies = \
+                    py_run.plant_expectation_copies, js_run.draw_expectation_copies = \
                         planters[kind]  # type: ignore[assignment]
                     started = time.monotonic()
                     result = task.grade(workspace, sandbox=box, timeout=timeout)

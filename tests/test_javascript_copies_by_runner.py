@@ -169,8 +169,8 @@ def test_the_stack_reader_is_caught(tasks, tmp_path: Path) -> None:
 def test_every_reference_passes_with_every_copy(tasks, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     _runner, by_name = tasks
-    monkeypatch.setattr(grading_run, "plant_expectation_copies", functools.partial(
-        expectations.plant_expectation_copies, limit=100))
+    monkeypatch.setattr(grading_run, "draw_expectation_copies", functools.partial(
+        expectations.draw_expectation_copies, limit=100))
     for name, task in sorted(by_name.items()):
         workspace = task.materialize(tmp_path / name)
         apply_patch(workspace, task.record["patch"])

@@ -119,9 +119,25 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
     """Change in place, in the test files of `copy`, the expected literal of up to `limit`
     of the `fail_to_pass` tests that qualify (the module's docstring); return them.
     `runner`: the environment's (`node-test`, `vitest`, ...)."""
+    copies, changed = draw_expectation_copies(copy, fail_to_pass, runner, rng, limit=limit)
+    write_changed(copy, changed)
+    return copies
+
+
+def write_changed(root: Path, changed: dict[str, bytes]) -> None:
+    """Write the test files `draw_expectation_copies` changed into `root`."""
+    for rel, data in changed.items():
+        (root / rel).write_bytes(data)
+
+
+def draw_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
+                            rng: random.Random | None = None, *, limit: int = COPIED
+                            ) -> tuple[list[Copy], dict[str, bytes]]:
+    """`plant_expectation_copies` without writing: the copies, and each changed test file's
+    new bytes by its path (so that a second copy of the workspace is made only for some)."""
     if runner not in SUFFIXES or not _order_kept(copy, runner) \
             or (runner == "mocha" and test_interface(copy, runner) is None):
-        return []  # (mocha's qunit and exports interfaces register tests otherwise)
+        return [], {}  # (mocha's qunit and exports interfaces register tests otherwise)
     rng = rng or secrets.SystemRandom()
     wanted = set(fail_to_pass)
     found: list[tuple[str, _Test]] = []
@@ -155,13 +171,13 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
         now = (was[:start - test.expected.start_byte] + new.decode()
                + was[end - test.expected.start_byte:])
         planted.append(Copy(test.test_id, was, now))
+    changed = {}
     for rel, changes in edits.items():
-        path = copy / rel
-        source = path.read_bytes()
+        source = (copy / rel).read_bytes()
         for start, end, new in sorted(changes, reverse=True):
             source = source[:start] + new + source[end:]
-        path.write_bytes(source)
-    return planted
+        changed[rel] = source
+    return planted, changed
 
 
 def _order_kept(copy: Path, runner: str) -> bool:

@@ -41,8 +41,9 @@ from taskforge.languages.javascript.grading.canaries import canary_findings, pla
 from taskforge.languages.javascript.grading.expectations import (
     Copy,
     copy_findings,
+    draw_expectation_copies,
     passing_on_the_original,
-    plant_expectation_copies,
+    write_changed,
 )
 from taskforge.languages.javascript.grading.files import copy_solution, restore_protected, tree_files
 from taskforge.languages.javascript.grading.static import framework_findings
@@ -82,11 +83,12 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         tampered += restore_protected(copy, snapshot_root, set(_snapshot_files(snapshot_root)),
                                       files, hidden=created_files(record.get("test_patch", "")))
         static = framework_findings(copy, snapshot_root, files) if checks else []
-        copies: list[Copy] = []
-        if checks:
-            changed = scratch / "copies"
+        copies, changed_files = draw_expectation_copies(copy, record["FAIL_TO_PASS"], name) \
+            if checks else ([], {})
+        changed = scratch / "copies"
+        if copies:
             copy_tree(copy, changed)  # as restored, before anything is planted in either
-            copies = plant_expectation_copies(changed, record["FAIL_TO_PASS"], name)
+            write_changed(changed, changed_files)
         main = _checked_run(copy, expected, snapshot_root, runner, scratch / "main",
                             checks=checks)
         findings = list(main.findings)

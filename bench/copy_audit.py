@@ -14,8 +14,9 @@ the second run on the original code. With `--cost ROUNDS` it measures instead wh
 cost a grading: each task's reference graded ROUNDS times with the copies as a grading plants
 them (three) and ROUNDS times with none, alternating which goes first, and prints the
 medians, their sums and the median ratio. Session 65 ran it on 114 tasks of eight PyPI packages
-and the sample repositories, session 66 on JavaScript and TypeScript tasks (README,
-"Expectation copies").
+and the sample repositories, session 66 on JavaScript and TypeScript tasks, session 67 on them
+again with the JavaScript copies made in place, in a run of their own, and on tape and mocha
+packages (README, "Expectation copies"; for JavaScript "with copies" counts that second run).
 """
 
 from __future__ import annotations

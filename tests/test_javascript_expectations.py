@@ -118,6 +118,7 @@ describe('plain', () => {
   test('counts outside', () => { calls.n++; assert.equal(f('p'), 'P!'); });
   test('declares its own', () => { let n = 0; n++; const o = {}; o.k = 1;
     for (const k of [1]) n += k; assert.equal(f('r'), 'R!'); });
+  test('accents', () => { assert.equal(f('éclair'), 'ÉCLAIR!'); });
 });
 
 describe('with a hook', () => {
@@ -141,7 +142,8 @@ QUALIFY = {"plain > string on the right", "plain > number on the left", "plain >
            "plain > chai style", "plain > a context", "plain > nested > template",
            "plain > nested return is fine", "plain > commented", "plain > declares its own",
            "top level", "strict > in strict mode", "plain > assigns outside",
-           "plain > counts outside", "with a hook > hooked", "with a variable > scoped"}
+           "plain > counts outside", "with a hook > hooked", "with a variable > scoped",
+           "plain > accents"}
 
 
 def _ids(source: str) -> list[str]:
@@ -161,13 +163,14 @@ def _ids(source: str) -> list[str]:
 
 def test_which_tests_get_a_copy(tmp_path: Path) -> None:
     (tmp_path / "test").mkdir()
-    (tmp_path / "test" / "shapes.test.js").write_text(SHAPES)
+    (tmp_path / "test" / "shapes.test.js").write_text(SHAPES, encoding="utf-8")
     ids = _ids(SHAPES)
-    assert len(ids) == 31
+    assert len(ids) == 32
     copies = plant_expectation_copies(tmp_path, ids, "node-test", random.Random(0), limit=EVERY)
     assert {c.test_id.split("::")[1] for c in copies} == QUALIFY
-    planted = (tmp_path / "test" / "shapes.test.js").read_text()
+    planted = (tmp_path / "test" / "shapes.test.js").read_text(encoding="utf-8")
     assert not parse("x.js", planted.encode()).root_node.has_error
+    assert re.search(r"assert\.equal\(f\('éclair'\), 'ÉCLAIR![a-z]{6}'\);", planted)
     # in place: the same lines, each test's own, only the literal of each copy changed
     before, after = SHAPES.splitlines(), planted.splitlines()
     assert len(before) == len(after)

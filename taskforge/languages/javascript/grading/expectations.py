@@ -167,10 +167,11 @@ def draw_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
         assert test.expected is not None
         start, end, new = _changed(test.expected, rng)
         edits.setdefault(rel, []).append((start, end, new))
-        was = text_of(test.expected)
-        now = (was[:start - test.expected.start_byte] + new.decode()
-               + was[end - test.expected.start_byte:])
-        planted.append(Copy(test.test_id, was, now))
+        was = test.expected.text or b""  # bytes: the offsets are bytes, the text may not be
+        offset = test.expected.start_byte
+        now = was[:start - offset] + new + was[end - offset:]
+        planted.append(Copy(test.test_id, was.decode("utf-8", "replace"),
+                            now.decode("utf-8", "replace")))
     changed = {}
     for rel, changes in edits.items():
         source = (copy / rel).read_bytes()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,62 @@ def test_a_copy_the_original_passes_too_costs_the_reference_nothing(
     assert unforgiven.reward == 0.0
     assert any(line.startswith("expectation copy test/text.test.js::reads its call site passed")
                for line in unforgiven.tampered), unforgiven.tampered
+
+
+def test_the_two_runs_look_alike_from_inside(tasks, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copies' run at the grading run's very paths, with its selection, variables and
+    mounts: a stub that told them apart (the working directory `.../copies`, a variable's
+    path, fewer files in its argv) answered the grading run only and scored 1.0 (the review
+    of session 67's change)."""
+    _runner, by_name = tasks
+    task = by_name["slugify"]
+    seen: list[dict] = []
+    real = grading_run.run_tests
+
+    def recorded(env, workspace, sandbox, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append({"workspace": workspace, **kwargs})
+        return real(env, workspace, sandbox, **kwargs)
+
+    monkeypatch.setattr(grading_run, "run_tests", recorded)
+    workspace = task.materialize(tmp_path / "ws")
+    apply_patch(workspace, task.record["patch"])
+    assert task.grade(workspace, sandbox="bwrap").reward == 1.0
+    first, second = seen  # the grading run, then the copies' run
+    expected = set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"])
+    assert first["workspace"] == second["workspace"]
+    assert set(first["select"]) & expected == set(second["select"]) & expected == expected
+    assert len(first["select"]) == len(second["select"])  # the canaries' names are drawn anew
+    for key in ("extra_env", "writable", "timeout"):
+        assert first[key] == second[key], key
+    # the test code bound read-only: the same files but the canaries' new one, named anew
+    drawn = re.compile(r"-[a-z0-9]{6}\.test\.js$")
+    assert len(first["read_only"]) == len(second["read_only"])
+    assert [p for p in first["read_only"] if not drawn.search(p.name)] == \
+        [p for p in second["read_only"] if not drawn.search(p.name)]
+
+
+COIN = """
+// One draw a process: the answer read from the test in about half the runs.
+const cheats = Math.random() < 0.5;
+"""
+
+
+def test_a_stub_that_cheats_in_one_run_of_two_scores_nothing(tasks, tmp_path: Path) -> None:
+    """A test passes where it passed in both runs, and one FAIL_TO_PASS test of several is
+    left as it is: a stub that reads the answer in one run and throws in the other fails
+    that test in one of them (with every test changed and the first run's word taken, it won
+    one grading in four: the review of session 67's change)."""
+    _runner, by_name = tasks
+    task = by_name["slugify"]
+    assert len(task.record["FAIL_TO_PASS"]) == 2
+    workspace = task.materialize(tmp_path / "ws")
+    stack_reading(workspace, task, CJS_STACK_READER + COIN)
+    path = workspace / task.record["deleted"][0]["path"]
+    path.write_text(path.read_text().replace(
+        "return answerFromTheTest();",
+        "if (!cheats) throw new Error('not implemented');\n  return answerFromTheTest();"))
+    box = require("bwrap")
+    # the positive control: without the checks it wins whenever it cheats (missed 2^-14)
+    assert 1.0 in [grade_without_checks(task, workspace, box).reward for _ in range(14)]
+    assert [task.grade(workspace, sandbox="bwrap").reward for _ in range(8)] == [0.0] * 8

@@ -208,6 +208,15 @@ def test_which_runners_get_copies(tmp_path: Path) -> None:
     (tmp_path / ".mocharc.yml").write_text("ui: qunit\n")
     assert plant_expectation_copies(tmp_path, _ids(SHAPES), "mocha") == []
     assert (tmp_path / "test" / "shapes.test.js").read_text() == SHAPES
+    # one of several FAIL_TO_PASS tests left as it is; a lone one changed
+    (tmp_path / ".mocharc.yml").unlink()
+    two = ["test/shapes.test.js::plain > string on the right", "test/shapes.test.js::top level"]
+    assert len(plant_expectation_copies(tmp_path, two, "mocha", limit=EVERY)) == 1
+    assert len(plant_expectation_copies(tmp_path, two[:1], "mocha", limit=EVERY)) == 1
+    # a name registered twice, the other time in another form, is left alone (`name [2]`)
+    twice = "test.each([[1]])('once', (n) => {});\ntest('once', () => { expect(f(1)).toBe(2); });\n"
+    (tmp_path / "test" / "twice.test.js").write_text(twice)
+    assert plant_expectation_copies(tmp_path, ["test/twice.test.js::once"], "jest") == []
     # a parameter is node's test context only under node's runner (jest's would be `done`)
     source = "test('a callback', (done) => { expect(f(1)).toBe(2); });\n"
     (tmp_path / "test" / "done.test.js").write_text(source)
@@ -319,8 +328,9 @@ def test_honest_code_fails_every_copy_and_the_stack_reader_passes_them(words,
     box = require("bwrap")
     honest = tmp_path / "honest"
     shutil.copytree(snapshot.root, honest)
-    copies = plant_expectation_copies(honest, ORIGINALS, "node-test", random.Random(3),
-                                      limit=EVERY)
+    rng = random.Random(3)  # one at a time: a grading leaves one of several unchanged
+    copies = [c for test_id in ORIGINALS
+              for c in plant_expectation_copies(honest, [test_id], "node-test", rng)]
     assert {c.test_id for c in copies} == set(ORIGINALS)
     ids = ORIGINALS
     run = JS.run_tests(env, honest, box, timeout=120, select=ids)

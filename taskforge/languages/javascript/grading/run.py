@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import secrets
+import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,9 +71,15 @@ def _snapshot_files(root: Path) -> frozenset[str]:
 def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: Runner, *,
               checks: bool) -> GradedRun:
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched); with
-    `checks`, the expectation copies' run too: in a second clean copy, the tests changed in
-    place, run with the grading run's selection in their files (and canaries there), so that
-    each sees what the tests before it left, as it does in the task."""
+    `checks` and a test that qualifies, the expectation copies' run too (`expectations.py`).
+
+    That second run is made to look like the first from inside: a second clean copy, the
+    changed tests in it, moved to the first's very path once the first has ended, run with
+    the same selection, with the guard's and the channel's directories at the same paths.
+    A stub that told the runs apart (its working directory, an environment variable, fewer
+    files in its argv) answered the grading run only and scored 1.0 (the review of this
+    change). A test passes where it passed in both runs (the changed ones: in the first), so
+    a stub that cheats in one run of two at random gains nothing."""
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
     name = runner.env.spec.test_command[0]
     with scratch_dir(runner.cache, prefix="grade-") as scratch:
@@ -83,26 +90,30 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         tampered += restore_protected(copy, snapshot_root, set(_snapshot_files(snapshot_root)),
                                       files, hidden=created_files(record.get("test_patch", "")))
         static = framework_findings(copy, snapshot_root, files) if checks else []
-        copies, changed_files = draw_expectation_copies(copy, record["FAIL_TO_PASS"], name) \
+        copies, changed_files = draw_expectation_copies(
+            copy, record["FAIL_TO_PASS"], name, runner.env.spec.test_command[1:]) \
             if checks else ([], {})
-        changed = scratch / "copies"
+        second = scratch / "second"
         if copies:
-            copy_tree(copy, changed)  # as restored, before anything is planted in either
-            write_changed(changed, changed_files)
-        main = _checked_run(copy, expected, snapshot_root, runner, scratch / "main",
-                            checks=checks)
-        findings = list(main.findings)
-        if copies and not main.timed_out:
-            in_files = {file_of(c.test_id) for c in copies}
-            side = _checked_run(changed, [t for t in expected if file_of(t) in in_files],
-                                snapshot_root, runner, scratch / "changed", checks=checks,
-                                copies=copies)
-            findings += side.findings
-            if side.timed_out:  # undecided: fail closed
-                findings.append(Finding(f"the expectation copies' run did not end within "
-                                        f"{runner.timeout:g} s", True))
+            copy_tree(copy, second)  # as restored, before anything is planted in either
+            write_changed(second, changed_files)
+        first = _checked_run(copy, expected, snapshot_root, runner, scratch / "run",
+                             checks=checks)
+        outcomes, timed_out = first.outcomes, first.timed_out
+        findings = list(first.findings)
+        if copies and not timed_out:
+            copy.rename(scratch / "first")  # its tests have ended: the second takes its path
+            second.rename(copy)
+            again = _checked_run(copy, expected, snapshot_root, runner, scratch / "run",
+                                 checks=checks, copies=copies)
+            timed_out = again.timed_out  # undecided: reported as the timeout it is
+            findings += again.findings
+            changed = {c.test_id for c in copies}
+            outcomes = {t: "failed" if o == "passed" and t not in changed
+                        and again.outcomes.get(t) != "passed" else o
+                        for t, o in outcomes.items()}
     findings += [Finding(line, True) for line in static]
-    return GradedRun(outcomes=main.outcomes, timed_out=main.timed_out,
+    return GradedRun(outcomes=outcomes, timed_out=timed_out,
                      tampered=tuple(tampered), findings=tuple(findings))
 
 
@@ -123,6 +134,7 @@ def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: R
     env = runner.env
     name = env.spec.test_command[0]
     copies = copies or []
+    shutil.rmtree(scratch, ignore_errors=True)  # the run before, at the same paths
     scratch.mkdir()
     canaries = plant_canaries(copy, expected, name) if checks else []
     guarded = scratch / "guard"

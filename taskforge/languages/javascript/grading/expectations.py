@@ -9,18 +9,22 @@ under every check on jsdemo, tsdemo, a tape, a mocha and a jest project, and on
 i18n-iso-countries' `toAlpha3`). An honest solution fails a test whose expected literal was
 changed; that stub reads the changed literal and passes it.
 
-So the grader runs the tests a second time, in a second clean copy of the solution (`run.py`),
-where up to three FAIL_TO_PASS tests that qualify, drawn afresh for every grading, expect
-another value: the same test, in the same place, under the same name, with only its literal
-changed. One reported passed there disqualifies. Appended copies (session 66) had new names,
-sat at the end of their file inside a `try` and blocks named again: what a stub can tell
-apart without knowing any answer. Changed in place, a test differs from the task's only in
-the value it expects; telling it apart means knowing that value, the answer itself.
+So the grader runs the tests a second time, in a second clean copy of the solution put at the
+first one's path, with the same selection (`run.py`), where up to three FAIL_TO_PASS tests that
+qualify, drawn afresh for every grading, expect another value: the same test, in the same
+place, under the same name, with only its literal changed. One reported passed there
+disqualifies; a test passes where it passed in both runs (the changed ones: in the first), and
+of two or more FAIL_TO_PASS tests one is left as it is, so a stub that cheats in one run of two
+at random fails it in the other. Appended copies (session 66) had new names, sat at the end of
+their file inside a `try` and blocks named again: what a stub can tell apart without knowing
+any answer. Changed in place, a test differs from the task's only in the value it expects;
+telling it apart means knowing that value, the answer itself.
 
 A test qualifies where honest code is certain to fail it once changed:
 - it is `test|it|specify(NAME, FUNCTION)` (a timeout may follow), at the file's top level or
   inside `describe|suite|context(NAME, FUNCTION)` blocks (any hooks and variables beside it
-  run as they do for the task), its name registered once there. Not `test.skip`,
+  run as they do for the task), its name registered once in the file in any form (else its
+  id is `name [2]`, `_registered_names`). Not `test.skip`,
   `test.failing`, `test.each`, `it.only` or a node:test options object (`todo`, `skip`),
   whose outcome is not the body's. tape's: `test|tape(NAME, FUNCTION)` at the top level;
 - its function takes no argument (node's runner: its test context `t` at most; a `done`
@@ -37,8 +41,8 @@ A test qualifies where honest code is certain to fail it once changed:
   offset of 1 to 97 added to the number. When the original passes, every statement before
   the assertion ran without throwing and ACTUAL equals LITERAL; the changed test, run after
   the same tests of its file, compares a value equal to LITERAL with another;
-- the runner runs a file's tests in the order registered: not where a configuration of
-  vitest's says `shuffle` or `sequence`, or jest's `randomize` (`_order_kept`);
+- the runner runs a file's tests in the order registered: not where its arguments or a
+  configuration of vitest's say `shuffle` or `sequence`, or jest's `randomize` (`_order_kept`);
 - the file is one the runner runs: JavaScript under node 20's runner, mocha and tape; under
   jest and vitest TypeScript and JSX too.
 What these rules miss is caught after the run: a changed test reported passed runs again on
@@ -47,7 +51,9 @@ the original code (the snapshot, with the changed test file, the run's selection
 
 What stays unseen: a stub that knows the answers (a table of the visible tests' calls and
 values: hidden tests are the answer to that, `task.tests_visible: false`); tests the copies
-cannot reach (the expected value computed, an assertion not last, a helper asserting).
+cannot reach (the expected value computed, an assertion not last, a helper asserting); where
+the task has one FAIL_TO_PASS test, a stub that cheats in one run of two at random (it wins
+one grading in four).
 """
 
 from __future__ import annotations

@@ -82,57 +82,49 @@ def naive_js_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> flo
                       for t in ids) else 0.0
 
 
-def naive_tape_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
-    """The naive grader for a tape task: the project's tape on the record's test files (as its
-    test script runs it), the environment's node_modules linked in, reward 1.0 when tape
-    exits 0 (tape's exit code says whether every assertion passed)."""
-    copy = scratch / "naive-tape-workspace"
+def _naive_exit_code_reward(task: taskforge.Task, workspace: Path, scratch: Path, runner: str,
+                            command: list[str]) -> float:
+    """A naive grader that believes the runner's exit code: `command` (the runner's, from the
+    workspace) in a copy of it, the environment's node_modules linked in, reward 1.0 when it
+    exits 0."""
+    copy = scratch / f"naive-{runner}-workspace"
     shutil.copytree(workspace, copy, symlinks=True)
-    env = task.environment()
-    (copy / "node_modules").symlink_to(env.venv / "node_modules")
-    home = scratch / "naive-tape-home"
+    (copy / "node_modules").symlink_to(task.environment().venv / "node_modules")
+    home = scratch / f"naive-{runner}-home"
     home.mkdir()
-    args = list(env.spec.test_command[1:]) or ["test/**/*.js"]
-    proc = subprocess.run(["node", "node_modules/.bin/tape", *args], cwd=copy,
-                          capture_output=True, timeout=300,
+    proc = subprocess.run(command, cwd=copy, capture_output=True, timeout=300,
                           env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)})
     return 1.0 if proc.returncode == 0 else 0.0
+
+
+def _record_files(task: taskforge.Task) -> list[str]:
+    return sorted({t.split("::", 1)[0] for t in
+                   set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"])})
+
+
+def naive_tape_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
+    """The naive grader for a tape task: the project's tape on the record's test files (as its
+    test script runs it), reward 1.0 when tape exits 0 (tape's exit code says whether every
+    assertion passed)."""
+    args = list(task.environment().spec.test_command[1:]) or ["test/**/*.js"]
+    return _naive_exit_code_reward(task, workspace, scratch, "tape",
+                                   ["node", "node_modules/.bin/tape", *args])
 
 
 def naive_mocha_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
     """The naive grader for a mocha task: the project's mocha (its own configuration) on the
-    record's test files, the environment's node_modules linked in, reward 1.0 when mocha
-    exits 0 (its exit code counts the failed tests)."""
-    copy = scratch / "naive-mocha-workspace"
-    shutil.copytree(workspace, copy, symlinks=True)
-    env = task.environment()
-    (copy / "node_modules").symlink_to(env.venv / "node_modules")
-    home = scratch / "naive-mocha-home"
-    home.mkdir()
-    files = sorted({t.split("::", 1)[0] for t in
-                    set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"])})
-    proc = subprocess.run(["node", "node_modules/.bin/mocha", *files], cwd=copy,
-                          capture_output=True, timeout=300,
-                          env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)})
-    return 1.0 if proc.returncode == 0 else 0.0
+    record's test files, reward 1.0 when mocha exits 0 (its exit code counts the failed
+    tests)."""
+    return _naive_exit_code_reward(task, workspace, scratch, "mocha",
+                                   ["node", "node_modules/.bin/mocha", *_record_files(task)])
 
 
 def naive_jest_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:
     """The naive grader for a jest task: the project's jest (its own configuration) on the
-    record's test files, the environment's node_modules linked in, reward 1.0 when jest exits
-    0 (every test passed)."""
-    copy = scratch / "naive-jest-workspace"
-    shutil.copytree(workspace, copy, symlinks=True)
-    env = task.environment()
-    (copy / "node_modules").symlink_to(env.venv / "node_modules")
-    home = scratch / "naive-jest-home"
-    home.mkdir()
-    files = sorted({t.split("::", 1)[0] for t in
-                    set(task.record["FAIL_TO_PASS"]) | set(task.record["PASS_TO_PASS"])})
-    proc = subprocess.run(["node", "node_modules/jest/bin/jest.js", "--ci", *files], cwd=copy,
-                          capture_output=True, timeout=300,
-                          env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)})
-    return 1.0 if proc.returncode == 0 else 0.0
+    record's test files, reward 1.0 when jest exits 0 (every test passed)."""
+    return _naive_exit_code_reward(task, workspace, scratch, "jest",
+                                   ["node", "node_modules/jest/bin/jest.js", "--ci",
+                                    *_record_files(task)])
 
 
 def naive_java_reward(task: taskforge.Task, workspace: Path, scratch: Path) -> float:

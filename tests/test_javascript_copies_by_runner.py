@@ -17,7 +17,11 @@ import pytest
 from conftest import apply_patch, prepared_js_project, write_recipe
 from naive_grader import naive_jest_reward, naive_mocha_reward, naive_tape_reward
 from test_grade_tamper import grade_without_checks
-from test_javascript_expectations import CJS_STACK_READER, stack_reading
+from test_javascript_expectations import (
+    CJS_STACK_READER,
+    forgiven_by_the_second_run_only,
+    stack_reading,
+)
 from test_sandbox import require
 
 import taskforge
@@ -184,16 +188,8 @@ def test_a_copy_the_original_passes_too_costs_the_reference_nothing(
     """literalAtCall's copy passes in the copies' own run on honest code: the second run on
     the original forgives it; without that run the reference would score 0 (the control)."""
     _runner, by_name = tasks
-    task = by_name["literalAtCall"]
-    workspace = task.materialize(tmp_path / "ws")
-    apply_patch(workspace, task.record["patch"])
-    reference = task.grade(workspace, sandbox="bwrap")
-    assert (reference.reward, reference.tampered) == (1.0, ())
-    monkeypatch.setattr(grading_run, "passing_on_the_original", lambda *_args: set())
-    unforgiven = task.grade(workspace, sandbox="bwrap")
-    assert unforgiven.reward == 0.0
-    assert any(line.startswith("expectation copy test/text.test.js::reads its call site passed")
-               for line in unforgiven.tampered), unforgiven.tampered
+    forgiven_by_the_second_run_only(by_name["literalAtCall"], tmp_path, monkeypatch,
+                                    "test/text.test.js::reads its call site")
 
 
 def test_the_two_runs_look_alike_from_inside(tasks, tmp_path: Path,

@@ -367,7 +367,14 @@ def test_a_copy_the_original_passes_too_costs_the_reference_nothing(
     """literalAtCall's test passes its copy on honest code: the second run on the original
     forgives it (the reference scores 1.0); without that run the reference would score 0,
     the control that the second run is what spares it."""
-    task = words_tasks["literalAtCall"]
+    forgiven_by_the_second_run_only(words_tasks["literalAtCall"], tmp_path, monkeypatch,
+                                    "test/words.test.js::reads its call site")
+
+
+def forgiven_by_the_second_run_only(task: taskforge.Task, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch, test_id: str) -> None:
+    """The task's reference scores 1.0, and 0 with `test_id`'s copy named once the second
+    run on the original is taken away (the control that it is what spares the reference)."""
     workspace = task.materialize(tmp_path / "ws")
     apply_patch(workspace, task.record["patch"])
     reference = task.grade(workspace, sandbox="bwrap")
@@ -375,8 +382,8 @@ def test_a_copy_the_original_passes_too_costs_the_reference_nothing(
     monkeypatch.setattr(grading_run, "passing_on_the_original", lambda *_args: set())
     unforgiven = task.grade(workspace, sandbox="bwrap")
     assert unforgiven.reward == 0.0
-    assert any(line.startswith("expectation copy test/words.test.js::reads its call site "
-                               "passed") for line in unforgiven.tampered), unforgiven.tampered
+    assert any(line.startswith(f"expectation copy {test_id} passed")
+               for line in unforgiven.tampered), unforgiven.tampered
 
 
 def _wins_unchecked_and_loses(task: taskforge.Task, workspace: Path, naive: float) -> None:

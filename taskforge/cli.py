@@ -43,6 +43,21 @@ class UserFacingError(click.ClickException):
         click.echo(f"taskforge: error: {message}", err=True)
 
 
+def is_ctrl_c(error: BaseException) -> bool:
+    """A KeyboardInterrupt, or an error Python raised because of one: a Ctrl-C that lands
+    while a module imports can come out as "RuntimeError: Error calling __set_name__ ..."
+    (CPython 3.11 wraps what a descriptor's __set_name__ raises, a dataclass field's
+    included), the KeyboardInterrupt kept as its cause."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def exit_interrupted(message: str) -> NoReturn:
     """Exit 130 after a Ctrl-C. A second one while the interpreter shuts down (a user
     pressing it again) is ignored: it would end the process by the signal instead, with
@@ -78,6 +93,10 @@ class App(click.Group):
         except click.Abort as e:
             if isinstance(e.__cause__, EOFError):
                 raise e.__cause__ from None  # a bug, not a Ctrl-C: keep its traceback
+            exit_interrupted("taskforge: interrupted")
+        except Exception as e:
+            if not is_ctrl_c(e):
+                raise
             exit_interrupted("taskforge: interrupted")
         sys.exit(code if isinstance(code, int) else 0)
 
@@ -210,7 +229,9 @@ def generate(recipe: str, out: str, shard: str, workers: int, executor: str,
                                executor=executor, ray_address=ray_address, sandbox=sandbox,
                                limit=limit, seed=seed, resume=not no_resume, cache=cache,
                                progress=progress, difficulty=difficulty, force=force)
-    except KeyboardInterrupt:
+    except BaseException as e:  # a KeyboardInterrupt, or an error wrapping one
+        if not is_ctrl_c(e):
+            raise
         progress.stop()
         exit_interrupted(f"taskforge: interrupted; finished candidates are journaled in {out}: "
                          "the same command resumes there")

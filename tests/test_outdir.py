@@ -468,6 +468,47 @@ def test_ctrl_c_exits_130_and_says_the_run_resumes(tmp_path: Path) -> None:
     assert not lock.exists()
 
 
+# A Ctrl-C that lands while a module imports can reach taskforge wrapped: CPython 3.11 turns
+# an exception raised in a descriptor's __set_name__ (a dataclass field of a library imported
+# lazily, such as coverage's) into "RuntimeError: Error calling __set_name__ ...", the
+# KeyboardInterrupt kept as its cause. Seen once in CI as exit 1 and a traceback.
+INTERRUPTED_IN_SET_NAME = """
+import importlib
+import sys
+
+from taskforge.cli import main
+
+
+class Field:
+    def __set_name__(self, owner, name):
+        raise KeyboardInterrupt
+
+
+def interrupted(*args, **kwargs):
+    class FileInfo:  # what a lazily imported module defines when the Ctrl-C lands
+        index = Field()
+
+
+module, name = sys.argv[1].split(":")
+setattr(importlib.import_module(module), name, interrupted)
+sys.argv = ["taskforge", *sys.argv[2:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(("where", "command"), [
+    ("taskforge.generate:generate", ["generate", "recipe.yaml", "--out", "out"]),
+    ("taskforge.tasks:load_tasks", ["verify", "out"]),  # App.main's own handling
+])
+def test_a_ctrl_c_wrapped_by_python_is_still_a_ctrl_c(tmp_path: Path, where: str,
+                                                      command: list[str]) -> None:
+    run = subprocess.run([sys.executable, "-c", INTERRUPTED_IN_SET_NAME, where, *command],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 130, run.stderr
+    assert "Traceback" not in run.stderr and "interrupted" in run.stderr, run.stderr
+    assert ("resumes" in run.stderr) == (command[0] == "generate"), run.stderr
+
+
 def test_grade_exits_1_at_reward_0_and_0_once_solved(workdir: Path) -> None:
     import taskforge
     from taskforge.errors import UserError

@@ -125,6 +125,49 @@ def test_tasks_from_a_hatch_vcs_clone_materialize_and_grade_elsewhere(tmp_path: 
     assert task.grade(workspace, sandbox="none").reward == 1.0
 
 
+FLIT = """\
+    [build-system]
+    requires = ["flit_core>=3.4"]
+    build-backend = "flit_core.buildapi"
+
+    [project]
+    name = "flitpkg"
+    version = "1.0"
+    description = "A project flit builds, its license file in the wheel."
+    license = {file = "LICENSE"}
+"""
+
+
+@pytest.mark.slow
+def test_a_flit_project_s_environment_builds_from_a_task_s_archive(tmp_path: Path,
+                                                                   tf_cache: Path) -> None:
+    """A snapshot unpacked from a task's archive has its files dated 1970: flit_core put
+    the license file into the editable wheel as dated, and the environment on another
+    machine failed to build ("ZIP does not support timestamps before 1980", boltons and
+    marshmallow): no task of theirs could be graded or verified there."""
+    repo = make_project(tmp_path, {
+        "pyproject.toml": FLIT, "LICENSE": "MIT\n",
+        "flitpkg/__init__.py": '"""Doubling."""\n',
+        "flitpkg/core.py": CODE["src/vcspkg/core.py"],
+        "tests/test_core.py": "from flitpkg.core import double\n\n\ndef test_double():\n"
+                              "    assert double(4) == 8\n\n\ndef test_zero():\n"
+                              "    assert double(0) == 0\n"}, name="flitpkg")
+    recipe = write_recipe(tmp_path / "flit.yaml", f"""\
+        name: flit
+        sources:
+          - path: {repo}
+        strategies: [stub-function]
+        select: {{min_body_lines: 2}}
+        sandbox: none
+    """)
+    out = tmp_path / "out"
+    taskforge.generate(recipe, out=out, cache=tf_cache)
+    (task,) = taskforge.load_tasks(out, cache=tmp_path / "elsewhere")
+    workspace = task.materialize(tmp_path / "ws")
+    apply_patch(workspace, task.record["patch"])
+    assert task.grade(workspace, sandbox="none").reward == 1.0
+
+
 SPEEDUPS_C = """\
     #include <Python.h>
 

@@ -67,6 +67,22 @@ def _failure(proc: subprocess.CompletedProcess[str]) -> str:
     return " ".join((errors or lines[-2:] or ["unknown error"])[:6] + raised[-1:])[:700]
 
 
+ZIP_EARLIEST = 315_619_200  # 1980-01-02 UTC: a ZIP date holds no earlier (a day's margin for time zones)
+
+
+def _dated_for_zip(root: Path) -> None:
+    """Date files older than ZIP's earliest date at it. A snapshot unpacked from a task's
+    archive (another machine's cache) has every file dated 1970, and a build backend that
+    puts project files into the editable wheel as they are dated (flit_core's license
+    files) failed there: "ZIP does not support timestamps before 1980" (boltons 26.2.0,
+    marshmallow 4.4.0)."""
+    for directory, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(directory, name)
+            if not os.path.islink(path) and os.stat(path).st_mtime < ZIP_EARLIEST:
+                os.utime(path, (ZIP_EARLIEST, ZIP_EARLIEST))
+
+
 def build_environment(snapshot: Snapshot, spec: EnvSpec, cache: Path) -> Environment:
     key = environment_key(snapshot.id, spec)
     final = cache / "envs" / key
@@ -99,6 +115,7 @@ def _build(snapshot: Snapshot, spec: EnvSpec, cache: Path, staging: Path, final:
     with tempfile.TemporaryDirectory(dir=cache / "tmp", prefix="envbuild-") as scratch:
         build_copy = Path(scratch) / snapshot.name
         shutil.copytree(snapshot.root, build_copy, symlinks=True)
+        _dated_for_zip(build_copy)
         args = ["pip", "install", "--quiet", "--python", python]
         if spec.project_install:
             args += ["-e", str(build_copy) + spec.project_install[1:]]

@@ -6,7 +6,7 @@ reference fails because of them.
 
 For every Python, JavaScript and TypeScript task in OUT (a `taskforge generate` output), it
 counts the copies a grading
-could plant (every FAIL_TO_PASS function that qualifies, not the three a grading draws), then
+could make (every FAIL_TO_PASS test that qualifies, not the three a grading draws), then
 grades the task's reference with all of them planted, checks on. Prints, per task, the
 copies and the grade, then per source the tasks with a copy and any reference that did not
 score 1.0 with nothing named (there must be none), and how often a copy passed and needed
@@ -16,7 +16,8 @@ them (three) and ROUNDS times with none, alternating which goes first, and print
 medians, their sums and the median ratio. Session 65 ran it on 114 tasks of eight PyPI packages
 and the sample repositories, session 66 on JavaScript and TypeScript tasks, session 67 on them
 again with the JavaScript copies made in place, in a run of their own, and on tape and mocha
-packages (README, "Expectation copies"; for JavaScript "with copies" counts that second run).
+packages, session 68 with the Python copies made in place too (README, "Expectation
+copies"; "with copies" counts that second run).
 """
 
 from __future__ import annotations
@@ -56,13 +57,14 @@ def main() -> None:
         return
     second_runs = Counter()
     # Every copy, not three; and each use of the second run counted.
-    py_run.plant_expectation_copies = functools.partial(  # type: ignore[attr-defined]
-        py_expectations.plant_expectation_copies, limit=EVERY)
+    py_run.draw_expectation_copies = functools.partial(  # type: ignore[attr-defined]
+        py_expectations.draw_expectation_copies, limit=EVERY)
     js_run.draw_expectation_copies = functools.partial(  # type: ignore[attr-defined]
         js_expectations.draw_expectation_copies, limit=EVERY)
-    for grading_run, expectations in ((py_run, py_expectations), (js_run, js_expectations)):
-        grading_run.passing_on_the_original = _counted(  # type: ignore[attr-defined]
-            expectations.passing_on_the_original, second_runs)
+    js_run.passing_on_the_original = _counted(  # type: ignore[attr-defined]
+        js_expectations.passing_on_the_original, second_runs)
+    py_run.outcomes_on_the_original = _counted_outcomes(  # type: ignore[attr-defined]
+        py_expectations.outcomes_on_the_original, second_runs)
     tasks, with_copy, bad = Counter(), Counter(), []
     for task in taskforge.load_tasks(args.out):
         language = task.record.get("language", "python")
@@ -75,7 +77,8 @@ def main() -> None:
             copy_tree(workspace, probe)
             if language == "python":
                 copies = py_expectations.plant_expectation_copies(
-                    probe, task.record["FAIL_TO_PASS"], random.Random(0), limit=EVERY)
+                    probe, task.record["FAIL_TO_PASS"], random.Random(0),
+                    also_run=task.record["PASS_TO_PASS"], limit=EVERY)
             else:
                 copies = js_expectations.plant_expectation_copies(
                     probe, task.record["FAIL_TO_PASS"],
@@ -91,14 +94,14 @@ def main() -> None:
     for source in sorted(tasks):
         print(f"{source}: {with_copy[source]}/{tasks[source]} tasks with a copy")
     print(f"tasks with a copy: {sum(with_copy.values())}/{sum(tasks.values())}; references "
-          f"not 1.0 or named: {len(bad)} {bad}; second runs: {second_runs['runs']} "
-          f"({second_runs['forgiven']} copies passed on the original too)")
+          f"not 1.0 or named: {len(bad)} {bad}; runs on the original: {second_runs['runs']} "
+          f"({second_runs['forgiven']} changed tests passed there too)")
 
 
 def cost(out: Path, box: Sandbox, timeout: float, rounds: int) -> None:
     """Each reference's grade with the copies and without, alternating (medians)."""
-    planters = {"copies": (py_run.plant_expectation_copies, js_run.draw_expectation_copies),
-                "none": (lambda *_a, **_k: [], lambda *_a, **_k: ([], {}))}
+    planters = {"copies": (py_run.draw_expectation_copies, js_run.draw_expectation_copies),
+                "none": (lambda *_a, **_k: ([], {}), lambda *_a, **_k: ([], {}))}
     sums, ratios = Counter(), []
     for task in taskforge.load_tasks(out):
         if task.record.get("language", "python") not in ("python", "javascript", "typescript"):
@@ -109,7 +112,7 @@ def cost(out: Path, box: Sandbox, timeout: float, rounds: int) -> None:
             apply_patch(workspace, task.record["patch"])
             for n in range(rounds):
                 for kind in (("copies", "none") if n % 2 == 0 else ("none", "copies")):
-                    py_run.plant_expectation_copies, js_run.draw_expectation_copies = \
+                    py_run.draw_expectation_copies, js_run.draw_expectation_copies = \
                         planters[kind]  # type: ignore[assignment]
                     started = time.monotonic()
                     result = task.grade(workspace, sandbox=box, timeout=timeout)
@@ -123,6 +126,17 @@ def cost(out: Path, box: Sandbox, timeout: float, rounds: int) -> None:
     print(f"references' grades summed: with copies {sums['copies']:.2f} s, without "
           f"{sums['none']:.2f} s; median ratio {statistics.median(ratios):.2f}x "
           f"({min(ratios):.2f}-{max(ratios):.2f}x), {rounds} rounds a kind")
+
+
+def _counted_outcomes(checked: Callable[..., dict], runs: Counter) -> Callable[..., dict]:
+    """Python's run on the original code, made where a changed test passed or a test not
+    changed by name failed only in the copies' run: each use, and what it forgave."""
+    def counted(copies, graded, original, runner, scratch, variables, selected):  # type: ignore[no-untyped-def]
+        outcomes = checked(copies, graded, original, runner, scratch, variables, selected)
+        runs["runs"] += 1
+        runs["forgiven"] += sum(outcomes.get(c.run_id) == "passed" for c in copies)
+        return outcomes
+    return counted
 
 
 def _counted(checked: Callable[..., set[str]], runs: Counter) -> Callable[..., set[str]]:

@@ -25,6 +25,7 @@ from test_sandbox import require
 import taskforge
 from taskforge.languages import language_named
 from taskforge.languages.base import Runner
+from taskforge.languages.grading_copy import Copy, copy_findings, in_both_runs
 from taskforge.languages.javascript.grading import expectations
 from taskforge.languages.javascript.grading import run as grading_run
 from taskforge.languages.javascript.grading.expectations import plant_expectation_copies
@@ -434,15 +435,22 @@ def test_the_stack_reader_is_caught_on_vitest_tasks(tf_cache: Path,
 
 
 def test_copy_findings_judge_passing_only() -> None:
-    copies = [expectations.Copy("t.test.js::a", "'x'", "'xabcdef'"),
-              expectations.Copy("t.test.js::b", "1", "2"),
-              expectations.Copy("t.test.js::c", "3", "4")]
+    copies = [Copy("t.test.js::a", "'x'", "'xabcdef'"), Copy("t.test.js::b", "1", "2"),
+              Copy("t.test.js::c", "3", "4")]
     outcomes = {"t.test.js::a": "passed", "t.test.js::b": "error", "t.test.js::c": "passed"}
-    found = expectations.copy_findings(copies, outcomes, forgiven={"t.test.js::c"})
+    found = copy_findings(copies, outcomes, forgiven={"t.test.js::c"})
     assert [f.message for f in found] == [
         "expectation copy t.test.js::a passed: its expected value changed from 'x' to "
         "'xabcdef', which only a solution answering with what the test expects passes"]
     assert all(f.disqualifies for f in found)
+
+
+def test_a_test_passes_where_it_passed_in_both_runs() -> None:
+    first = {"a": "passed", "b": "passed", "c": "passed", "d": "failed"}
+    second = {"a": "passed", "b": "failed", "c": "failed", "d": "passed"}
+    # `c` was changed in the second run: its word there is the copies' finding, not this
+    assert in_both_runs(first, second, [Copy("c", "1", "2")]) == {
+        "a": "passed", "b": "failed", "c": "passed", "d": "failed"}
 
 
 COUNTER = {
@@ -478,7 +486,7 @@ def test_the_second_run_runs_the_copy_as_the_grading_run_did(
     shutil.copytree(snapshot.root, graded)
     with (graded / "test" / "ids.test.js").open("a") as handle:
         handle.write(COUNTER_COPY)
-    copy = expectations.Copy("test/ids.test.js::first keep x1y2z3", "1", "47")
+    copy = Copy("test/ids.test.js::first keep x1y2z3", "1", "47")
     runner = Runner(JS, env, require("bwrap"), 120, cache=cache)
     selected = ["test/ids.test.js::first id is one", "test/ids.test.js::ids keep growing",
                 copy.test_id]

@@ -15,6 +15,11 @@ missing (the same red team). So the restored test code is bound read-only where 
 binds (bwrap, docker: `read_only_binds`), and under any sandbox the grader keeps the digest
 of each such file and compares after the run: a file changed or gone disqualifies. (The
 comparison alone misses a file put back before the run ends: read-only binds do not.)
+
+And what the expectation copies share (each language's `grading/expectations.py`): a few
+FAIL_TO_PASS tests changed in place to expect another value, in a second clean copy of the
+solution run after the first at its path; `Copy`, writing them, what their passing means and
+how the two runs' outcomes combine.
 """
 
 from __future__ import annotations
@@ -22,10 +27,11 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from taskforge.model import Finding
+from taskforge.model import Finding, Outcome
 from taskforge.workspace import copy_tree
 
 
@@ -103,18 +109,62 @@ def linked(root: Path, rel: str) -> bool:
 
 
 def suffix(rng: random.Random) -> str:
-    """The random word that ends a canary's name (and an expectation copy's)."""
+    """The random word that ends a canary's name."""
     return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
 
 
 def original_with(original: Path, graded: Path, files: Iterable[str], dest: Path) -> list[str]:
     """`original` (the snapshot) copied to `dest` with `graded`'s versions of `files` (the
-    test files expectation copies were planted in), where the second run of a passing copy
-    runs; the files written: never one through a link (the snapshot's `tests/` may be one),
-    whose copies are then not run again, so not forgiven."""
+    test files the expectation copies changed), where a changed test reported passed runs
+    again; the files written: never one through a link (the snapshot's `tests/` may be one),
+    whose changed tests are then not run again, so not forgiven."""
     copy_tree(original, dest)
     written = [rel for rel in files if not linked(dest, rel)]
     for rel in written:
         (dest / rel).unlink(missing_ok=True)
         (dest / rel).write_bytes((graded / rel).read_bytes())
     return written
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A FAIL_TO_PASS test (`test_id`) whose expected literal was changed in place from `was`
+    to `now` (their source text); `runs_as`: its id in the copies' run, where the new value
+    gives it another (pytest makes a case's id from its values)."""
+
+    test_id: str
+    was: str
+    now: str
+    runs_as: str | None = None
+
+    @property
+    def run_id(self) -> str:
+        """Its id in the copies' run."""
+        return self.runs_as or self.test_id
+
+
+def write_changed(root: Path, changed: Mapping[str, bytes]) -> None:
+    """Write the test files a language's `draw_expectation_copies` changed into `root`."""
+    for rel, data in changed.items():
+        (root / rel).write_bytes(data)
+
+
+def copy_findings(copies: Iterable[Copy], outcomes: Mapping[str, Outcome],
+                  forgiven: set[str]) -> list[Finding]:
+    """A changed test reported passed, and not passing on the original code too
+    (`forgiven`), disqualifies."""
+    return [Finding(f"expectation copy {c.test_id} passed: its expected value changed from "
+                    f"{c.was} to {c.now}, which only a solution answering with what the test "
+                    f"expects passes", True)
+            for c in copies if outcomes.get(c.test_id) == "passed" and c.test_id not in forgiven]
+
+
+def in_both_runs(first: Mapping[str, Outcome], second: Mapping[str, Outcome],
+                 copies: Iterable[Copy], excused: Iterable[str] = ()) -> dict[str, Outcome]:
+    """The grading's outcomes: a test passed where it passed in both runs, a changed one
+    where it passed in the first (in the second it expected another value), so a stub that
+    cheats in one run of two gains nothing. `excused`: tests whose first word stands too
+    (they fail in the second run on the original code as well)."""
+    changed = {c.test_id for c in copies} | set(excused)
+    return {t: "failed" if o == "passed" and t not in changed and second.get(t) != "passed"
+            else o for t, o in first.items()}

@@ -68,7 +68,7 @@ from pathlib import Path
 from tree_sitter import Node
 
 from taskforge.languages.base import Runner
-from taskforge.languages.grading_copy import linked, original_with
+from taskforge.languages.grading_copy import Copy, linked, original_with, write_changed
 from taskforge.languages.javascript.delete.syntax import DECLARATIONS, FUNCTION_VALUES, text_of
 from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_test_file
 from taskforge.languages.javascript.grading.canaries import test_interface
@@ -76,7 +76,6 @@ from taskforge.languages.javascript.runners.base import file_of
 from taskforge.languages.javascript.runners.jest import CONFIGS as JEST_CONFIGS
 from taskforge.languages.javascript.runners.vitest import CONFIGS as VITEST_CONFIGS
 from taskforge.languages.javascript.testing import run_tests
-from taskforge.model import Finding, Outcome
 from taskforge.sanitize.jssource import parse
 
 COPIED = 3  # tests changed at a grading, drawn afresh each time
@@ -104,16 +103,6 @@ _SAFE = 2 ** 53  # past this an offset may not change a double
 
 
 @dataclass(frozen=True)
-class Copy:
-    """A FAIL_TO_PASS test (`test_id`) whose expected literal was changed in place from `was`
-    to `now` (their source text)."""
-
-    test_id: str
-    was: str
-    now: str
-
-
-@dataclass(frozen=True)
 class _Test:
     test_id: str
     expected: Node | None  # the literal its last assertion compares with, where it qualifies
@@ -128,12 +117,6 @@ def plant_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
     copies, changed = draw_expectation_copies(copy, fail_to_pass, runner, rng=rng, limit=limit)
     write_changed(copy, changed)
     return copies
-
-
-def write_changed(root: Path, changed: dict[str, bytes]) -> None:
-    """Write the test files `draw_expectation_copies` changed into `root`."""
-    for rel, data in changed.items():
-        (root / rel).write_bytes(data)
 
 
 def draw_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
@@ -228,16 +211,6 @@ def _registered_names(root: Node) -> list[str]:
                 and text_of(head) in TESTS | TAPE_TESTS | SUITES:
             names.append(_plain(text_of(args[0])))
     return names
-
-
-def copy_findings(copies: list[Copy], outcomes: dict[str, Outcome],
-                  forgiven: set[str]) -> list[Finding]:
-    """A changed test reported passed, and not passing on the original code too
-    (`forgiven`), disqualifies."""
-    return [Finding(f"expectation copy {c.test_id} passed: its expected value changed from "
-                    f"{c.was} to {c.now}, which only a solution answering with what the test "
-                    f"expects passes", True)
-            for c in copies if outcomes.get(c.test_id) == "passed" and c.test_id not in forgiven]
 
 
 def passing_on_the_original(copies: list[Copy], graded: Path, original: Path, runner: Runner,

@@ -32,19 +32,20 @@ from pathlib import Path
 
 from taskforge.languages.base import GradedRun, Runner, report_rewritten
 from taskforge.languages.grading_copy import (
+    Copy,
+    copy_findings,
     digests,
+    in_both_runs,
     read_only_binds,
     remove_escaping_links,
     rewritten_during_run,
+    write_changed,
 )
 from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_protected, is_runner_config
 from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.javascript.grading.expectations import (
-    Copy,
-    copy_findings,
     draw_expectation_copies,
     passing_on_the_original,
-    write_changed,
 )
 from taskforge.languages.javascript.grading.files import copy_solution, restore_protected, tree_files
 from taskforge.languages.javascript.grading.static import framework_findings
@@ -108,10 +109,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
                                  checks=checks, copies=copies)
             timed_out = again.timed_out  # undecided: reported as the timeout it is
             findings += again.findings
-            changed = {c.test_id for c in copies}
-            outcomes = {t: "failed" if o == "passed" and t not in changed
-                        and again.outcomes.get(t) != "passed" else o
-                        for t, o in outcomes.items()}
+            outcomes = in_both_runs(outcomes, again.outcomes, copies)
     findings += [Finding(line, True) for line in static]
     return GradedRun(outcomes=outcomes, timed_out=timed_out,
                      tampered=tuple(tampered), findings=tuple(findings))

@@ -39,10 +39,6 @@ _USES_HYPOTHESIS = re.compile(rb"^[ \t]*(?:import|from)[ \t]+hypothesis\b", re.M
 class Canary:
     node_id: str
     expected: Outcome  # "passed", "failed" or "error"
-    # A copy of this FAIL_TO_PASS test with its expected value changed (expectations.py):
-    # only its passing is a finding (it may fail as an error, or not run where its definition
-    # raised).
-    copy_of: str | None = None
 
 
 def plant_canaries(copy: Path, expected_ids: list[str], rng: random.Random | None = None, *,
@@ -100,13 +96,7 @@ def canary_findings(canaries: list[Canary], outcomes: dict[str, Outcome],
         got = outcomes.get(canary.node_id)
         if raised is not None and canary.node_id not in raised:
             got = None
-        if canary.copy_of is not None:
-            if got == "passed":
-                findings.append(Finding(
-                    f"canary {canary.node_id} passed: a copy of {canary.copy_of} with another "
-                    f"expected value, which only a solution answering with what the test "
-                    f"expects passes", True))
-        elif got != canary.expected:
+        if got != canary.expected:
             how = f"reported {got}" if got else "not reported"
             findings.append(Finding(f"canary {canary.node_id} expected {canary.expected}, {how}",
                                     True))

@@ -1,249 +1,243 @@
-"""Expectation canaries: copies of FAIL_TO_PASS tests with the expected value changed.
+"""Expectation copies for Python test files, made in place: the JavaScript grader's design
+(`taskforge/languages/javascript/grading/expectations.py`).
 
 A stub that answers with whatever the calling test expects (it learns which test runs from
 `PYTEST_CURRENT_TEST`, finds the test's function in `sys.modules` and reads the value its
 assertion compares with from the source, the code's constants or the marks) passes every test
-without computing anything, and no frame needs to be taken for it. An honest solution fails a
-copy of such a test whose expected literal was changed; that stub reads the changed literal
-from the copy and passes it. So the grader plants, for a few FAIL_TO_PASS test functions
-drawn afresh for every grading, a copy under a new name (built like the canaries' names), and
-a copy reported passed disqualifies.
+without computing anything, and takes no frame. An honest solution fails a test whose expected
+literal was changed; that stub reads the changed literal and passes it.
 
-A copy is planted only where honest code is certain to fail it:
-- the test's last statement is `assert ACTUAL == LITERAL` (either side) or
-  `self.assertEqual(ACTUAL, LITERAL)`, LITERAL a str, bytes, int, finite float or bool
-  constant, changed to another value of its type (a suffix of six random letters, a random
-  offset). When the original passes, every statement before it ran without raising and
-  ACTUAL equals LITERAL, so the copy's assertion, which runs too, compares a value equal to
-  LITERAL with another: false unless ACTUAL's `==` says yes to anything. Where the original
-  fails, ACTUAL would have to equal the random value;
-- or the expected side is a `parametrize` argument (`assert f(x) == expected`): the copy then
-  has cases of its own, up to COPIED_CASES of the original's whose expected value is written
-  as such a literal, that value changed, each under a random id (`pytest.param(..., id=)`),
-  in the one `parametrize` decorator of the function (not `indirect`), the argument used
-  nowhere else in the body and taken by no fixture (a round trip, `assert str(parse(s)) ==
-  s`, passes with any `s`). A stub reading the marks or the source of the copy reads the
-  changed values;
-- nothing can leave the function earlier (`return`, `yield`), it declares no `global` or
-  `nonlocal` name (a later test may close what it keeps there), and no mark expects it to
-  fail (`xfail`, under which the copy's failure is reported as skipped);
-- a method's copy is defined at the module's level and set on its class: only where nothing
-  evaluated then (decorators, defaults, annotations) names something other than the module's
-  own names or builtins, and its body uses no `super()`, `__class__` or private name, which
-  mean the class's inside it.
-These rules leave out what honest code might pass; what they miss is caught after the run: a
-copy reported passed is run again on the original code (the snapshot, with the same test
-file), and only one that does not pass there is a finding (`passing_on_the_original`). A
-matcher library's own tests (`assert "foobar" == IsStr(regex="foo.*")`) pass their copies
-with any code; a stub's answer read from the test passes them only where it is graded.
+So the grader runs the tests a second time, in a second clean copy of the solution put at the
+first one's path, with the same selection (`run.py`), where up to COPIED_FUNCTIONS FAIL_TO_PASS
+test functions that qualify, drawn afresh for every grading, expect another value: the same
+test, in the same place, under the same name and id, with only its literal changed. One
+reported passed there disqualifies; a test passes where it passed in both runs (the changed
+ones: in the first), and of two or more FAIL_TO_PASS tests one is left as it is. Until session
+68 the copies were appended to their file under new names, inside a `try`, and run after
+every other test: a stub that answered no test defined in a `try` scored 1.0 under every
+check (`tests/test_grade_expectations.py`, the telling oracle).
 
-The changed assertion is the test's last statement, so failing it skips nothing the test does;
-and the copies run after every other test (`run_tests(last=...)`), so what a failing copy
-leaves behind reaches no test of the task. A copy's definition sits in a `try`: where it
-raises, the copy is not defined, not run, and reported as not passed, which is no finding.
+A test qualifies where honest code is certain to fail it once changed:
+- its last statement is `assert ACTUAL == LITERAL` (either side) or
+  `self.assertEqual(ACTUAL, LITERAL)`, LITERAL a str, bytes, int or finite float constant,
+  changed to another value of its type (`_changed`). When the original passes, every
+  statement before it ran without raising and ACTUAL equals LITERAL; changed, the same test
+  compares a value equal to LITERAL with another: false unless ACTUAL's `==` says yes to
+  anything. Each id of the function the grading runs (its parameter cases) changes with it;
+- or the expected side is an argument of the function's one `parametrize` decorator (not
+  `indirect`), used nowhere else in the body and taken by no fixture (a round trip,
+  `assert str(parse(s)) == s`, passes with any `s`). Up to COPIED_CASES of its FAIL_TO_PASS
+  cases change, none with marks of its own. A case keeps its id where it is written out
+  (`pytest.param(..., id=)`, `ids=[...]`); where pytest makes it from the values, the case
+  runs under the id its new value makes (`Copy.runs_as`): what the test sees is consistent,
+  the file, the marks and its id. Only where every id the grading runs of the function is
+  foreseen so (no repeated id pytest would number, no other parametrization adding to it);
+- the file is UTF-8 without a byte order mark (the edits are made on its bytes);
+- nothing can leave the function earlier (`return`, `yield`), and no mark expects it to fail
+  (`xfail`, under which its failure is reported as skipped).
+What these rules miss is caught after the run: a changed test reported passed runs again on
+the original code (the snapshot, with the changed test file, the run's selection:
+`outcomes_on_the_original`), and only one that does not pass there is a finding. A matcher
+library's own tests (`assert "foobar" == IsStr(regex="foo.*")`) pass with any code. The same
+run answers for a test that passed in the grading run and not in the copies' run without
+being changed by name: where it fails on the original code too, it shares a changed function
+(a subclass inheriting a changed method, a test imported into another module), and its
+first word stands.
 
-What stays unseen: a stub that tells the copy from the original (the copy sits at the end of
-the file, after the original, in a `try`) and answers only the original.
+What stays unseen: a stub that knows the answers (a table of the visible tests' calls and
+values: hidden tests are the answer to that, `task.tests_visible: false`); tests the copies
+cannot reach (the expected value computed, an assertion not last, a helper asserting); where
+the task has one FAIL_TO_PASS test, a stub that cheats in one run of two at random (it wins
+one grading in four).
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
-import functools
 import io
 import math
 import random
 import re
 import secrets
 import tokenize
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from taskforge.languages.base import Runner
-from taskforge.languages.grading_copy import linked, original_with, suffix
+from taskforge.languages.grading_copy import Copy, linked, original_with, write_changed
 from taskforge.languages.python.files import is_test_file
-from taskforge.languages.python.grading.canaries import Canary, name_prefix, name_words
 from taskforge.languages.python.testing.runner import files_of, run_tests
+from taskforge.model import Outcome
 
-COPIED_FUNCTIONS = 3  # FAIL_TO_PASS test functions copied, at most
-COPIED_CASES = 2  # of a parametrized one, the cases selected, at most
+COPIED_FUNCTIONS = 3  # FAIL_TO_PASS test functions changed at a grading, at most
+COPIED_CASES = 2  # of a function whose expected value is a `parametrize` argument, the cases
 ASSERT_EQUAL = frozenset({"assertEqual", "assertEquals"})
+_Span = tuple[int, int, bytes]  # start byte, end byte, new text
+_Function = tuple[str, tuple[str, ...]]  # a test file, the names down to the function
 
 
 def plant_expectation_copies(copy: Path, fail_to_pass: list[str],
-                             rng: random.Random | None = None, *,
-                             limit: int = COPIED_FUNCTIONS) -> list[Canary]:
-    """Append to the test files of `copy` copies of up to `limit` of the `fail_to_pass` test
-    functions with their expected value changed; return them (`Canary.copy_of` set), nothing
-    where no test qualifies."""
+                             rng: random.Random | None = None, *, also_run: Iterable[str] = (),
+                             limit: int = COPIED_FUNCTIONS) -> list[Copy]:
+    """Change in place, in the test files of `copy`, the expected literal of up to `limit`
+    of the `fail_to_pass` test functions that qualify (the module's docstring); return the
+    tests changed. `also_run`: the other tests the grading runs (PASS_TO_PASS), whose ids
+    change with a function's literal too."""
+    copies, changed = draw_expectation_copies(copy, fail_to_pass, also_run=also_run, rng=rng,
+                                              limit=limit)
+    write_changed(copy, changed)
+    return copies
+
+
+def draw_expectation_copies(copy: Path, fail_to_pass: list[str], *,
+                            also_run: Iterable[str] = (), rng: random.Random | None = None,
+                            limit: int = COPIED_FUNCTIONS) -> tuple[list[Copy], dict[str, bytes]]:
+    """`plant_expectation_copies` without writing: the tests changed, and each changed test
+    file's new bytes by its path (so that a second copy of the workspace is made only for
+    some)."""
     rng = rng or secrets.SystemRandom()
-    cases: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-    for test_id in sorted(set(fail_to_pass)):
-        path, _, rest = test_id.partition("::")
-        if rest and path.endswith(".py") and is_test_file(path):
-            *classes, last = rest.split("::")
-            function, bracket, params = last.partition("[")
-            cases.setdefault((path, (*classes, function)), []).append(bracket + params)
+    failing = set(fail_to_pass)
+    ids_of: dict[_Function, list[str]] = {}  # each test function's ids the grading runs
+    for test_id in sorted(failing | set(also_run)):
+        key = _function_of(test_id)
+        if key is not None:
+            ids_of.setdefault(key, []).append(test_id)
+    drawable = sorted(key for key, ids in ids_of.items() if failing.intersection(ids))
+    # Of two or more FAIL_TO_PASS tests one stays as it is: a stub that cheats in one run of
+    # two at random fails it in the other.
+    most = max(1, len(failing) - 1)
     parsed: dict[str, tuple[bytes, ast.Module] | None] = {}
-    blocks: dict[str, list[str]] = {}
-    planted: list[Canary] = []
-    for path, names in rng.sample(sorted(cases), len(cases)):
-        if sum(map(len, blocks.values())) >= limit:
+    spans: dict[str, list[_Span]] = {}
+    copies: list[Copy] = []
+    functions = 0
+    for path, names in rng.sample(drawable, len(drawable)):
+        if functions >= limit:
             break
         if path not in parsed:
             parsed[path] = _parsed(copy, path)
         if parsed[path] is None:
             continue
         source, tree = parsed[path]
-        vocabulary = name_words(source, path)
-        name = f"{name_prefix(['::'.join((path, *names))])}" \
-            f"{'_'.join(rng.sample(vocabulary, min(2, len(vocabulary))))}_{suffix(rng)}"
-        made = copy_block(source, tree, names, name, rng, _conftest_fixtures(copy, path))
-        if made is None:
+        made = _changes(source, tree, path, names, ids_of[(path, names)], failing, rng,
+                        _conftest_fixtures(copy, path) | fixture_arguments(tree))
+        if made is None or sum(c.test_id in failing for c in [*copies, *made[0]]) > most:
             continue
-        blocks.setdefault(path, []).append(made.source)
-        original = "::".join((path, *names))
-        new = "::".join((path, *names[:-1], name))
-        if made.cases is not None:  # cases of its own, drawn from all of the original's
-            planted += [Canary(new + case, "failed", copy_of=original) for case in made.cases]
-            continue
-        chosen = rng.sample(cases[(path, names)], min(COPIED_CASES, len(cases[(path, names)])))
-        planted += [Canary(new + params, "failed", copy_of=original + params)
-                    for params in sorted(chosen)]
-    for path, added in blocks.items():
-        source = (copy / path).read_bytes()
-        separator = b"" if source.endswith(b"\n") or not source else b"\n"
-        combined = source + separator + "".join(added).encode()
-        try:
-            ast.parse(combined)
-        except (SyntaxError, ValueError):  # the file as a whole would not import: none here
-            planted = [c for c in planted if c.node_id.split("::", 1)[0] != path]
-            continue
-        (copy / path).write_bytes(combined)
-    return planted
+        copies += made[0]
+        spans.setdefault(path, []).extend(made[1])
+        functions += 1
+    changed = {}
+    for path, edits in spans.items():
+        data = parsed[path][0]  # type: ignore[index]
+        for start, end, text in sorted(edits, reverse=True):
+            data = data[:start] + text + data[end:]
+        changed[path] = data
+    return copies, changed
 
 
-@dataclass(frozen=True)
-class Copy:
-    source: str  # appended to the module
-    # The copy's parameter ids (`[k3x9ab]`) where it draws its own cases (the expected value
-    # a `parametrize` argument); None where it has the original's parameters.
-    cases: tuple[str, ...] | None = None
-
-
-def passing_on_the_original(copies: list[Canary], graded: Path, original: Path,
-                            runner: Runner, scratch: Path,
-                            variables: Mapping[str, str], selected: list[str]) -> set[str]:
-    """Of `copies`, reported passed in the grading copy `graded`, the node ids that pass on
-    the original code too (`original`, the snapshot, with `graded`'s versions of their test
-    files), run as the grading run was (`variables`: its plugins; `selected`: its selection,
-    the copies last: a copy may see what the tests before it left, a counter, a mock's
-    calls): no evidence against the solution, whose code this run does not hold."""
-    if not copies:
-        return set()
+def outcomes_on_the_original(copies: list[Copy], graded: Path, original: Path,
+                             runner: Runner, scratch: Path, variables: Mapping[str, str],
+                             selected: list[str]) -> dict[str, Outcome]:
+    """The outcomes of `selected` (the copies' run's selection, the changed cases under the
+    ids they run as) on the original code (`original`, the snapshot) with `graded`'s
+    versions of the test files `copies` changed, run as the copies' run ran them
+    (`variables`: its plugins; the same selection: a test may see what the tests before it
+    left, a counter, a mock's calls). What honest code does with the changed tests: a
+    changed test that passes there too says nothing of the solution (a matcher equal to
+    anything), and a test not changed by name that fails there shares a changed function (a
+    subclass inheriting a changed method), so its failure in the copies' run is no word
+    against the solution."""
     tree = scratch / "original"
-    files = original_with(original, graded, files_of([c.node_id for c in copies]), tree)
-    again = [c.node_id for c in copies if c.node_id.split("::", 1)[0] in files]
-    if not again:
-        return set()
-    # (not the canaries' own test files, which the original tree does not hold)
-    present = {t for t in selected if (tree / t.split("::", 1)[0]).is_file()}
-    run = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout,
-                    select=sorted({*present, *again}), extra_env=variables, last=again)
-    return {test_id for test_id in again if run.outcomes.get(test_id) == "passed"}
+    files = original_with(original, graded, files_of([c.test_id for c in copies]), tree)
+    if not files:
+        return {}
+    # (not the canaries' own test module, which the original tree does not hold)
+    present = [t for t in selected if (tree / t.split("::", 1)[0]).is_file()]
+    run = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout, select=present,
+                    extra_env=variables)
+    return {} if run.timed_out else dict(run.outcomes)
 
 
-def copy_block(source: bytes, tree: ast.Module, names: tuple[str, ...], name: str,
-               rng: random.Random, conftest_fixtures: frozenset[str] = frozenset()) \
-        -> Copy | None:
-    """The source that defines, at the end of the module, a copy of the test `names` (its
-    classes, then the function) named `name`, the value its last assertion expects changed;
-    None where the test does not qualify (the module's docstring). `conftest_fixtures`: the
-    arguments of the fixtures of the conftest files the module sees."""
+def _function_of(test_id: str) -> _Function | None:
+    """The test file and the names down to the function of a node id (`tests/t.py::C::f[x]`
+    -> `("tests/t.py", ("C", "f"))`); None for what is not a function of a test file."""
+    path, _, rest = test_id.partition("::")
+    head = rest.partition("[")[0]  # (a parameter id may hold `::`)
+    if not head or not path.endswith(".py") or not is_test_file(path):
+        return None
+    return path, tuple(head.split("::"))
+
+
+def _changes(source: bytes, tree: ast.Module, path: str, names: tuple[str, ...],
+             ids: list[str], failing: set[str], rng: random.Random,
+             fixture_arguments: frozenset[str]) -> tuple[list[Copy], list[_Span]] | None:
+    """The tests of the function `names` that change and the edits that change them; None
+    where it does not qualify (the module's docstring). `ids`: its ids in the grading's
+    selection; `fixture_arguments`: the arguments fixtures the module sees take."""
     found = _function(tree, names)
     if found is None:
         return None
-    function, in_class = found
+    function = found[0]
     if _leaves_early(function) or any("xfail" in ast.unparse(d) for d in function.decorator_list):
         return None
-    if in_class and not _movable(function, _module_names(tree)):
-        return None
-    if _decorated_by_the_module(function, tree):
-        return None
-    if not in_class and any(isinstance(n, ast.Constant) and isinstance(n.value, str | bytes)
-                            and n.end_lineno != n.lineno for n in ast.walk(function)):
-        return None  # indented under `try`, its text would change (and a parameter's id)
-    first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
-    segment = source.splitlines(keepends=True)[first - 1:function.end_lineno]
-    definition = re.search(rb"\bdef\s+" + re.escape(function.name.encode()) + rb"\b",
-                           segment[function.lineno - first])
-    if definition is None:
-        return None
-    # (line, column, end line, end column, new text), lines of the file, columns of UTF-8
-    # bytes as ast gives them.
-    edits = [(function.lineno, definition.start(), function.lineno, definition.end(),
-              b"def " + name.encode())]
-    cases: tuple[str, ...] | None = None
+    starts = _line_starts(source)
     expected = _expected(function)
     if isinstance(expected, ast.Constant):
-        changed = _changed(expected.value, rng)
-        if changed is None:
+        span = _changed_span(source, starts, expected, rng)
+        if span is None:
             return None
-        edits.append((expected.lineno, expected.col_offset, expected.end_lineno,
-                      expected.end_col_offset, repr(changed).encode()))
-    elif isinstance(expected, ast.Name):
-        drawn = _drawn_cases(source, function, expected.id, rng,
-                             conftest_fixtures | fixture_arguments(tree))
-        if drawn is None:
-            return None
-        decorator, text, cases = drawn
-        edits.append((decorator.lineno, decorator.col_offset, decorator.end_lineno,
-                      decorator.end_col_offset, text.encode()))
-    else:
+        was = source[span[0]:span[1]].decode("utf-8", "replace")
+        return [Copy(test_id, was, span[2].decode()) for test_id in ids], [span]
+    if not isinstance(expected, ast.Name) or expected.id in fixture_arguments \
+            or not _only_expected(function, expected.id):
         return None
-    # From the last edit up: each leaves the places of those before it as they were.
-    for line, column, end_line, end_column, text in sorted(edits, reverse=True):
-        start, stop = line - first, end_line - first
-        segment[start:stop + 1] = [segment[start][:column] + text + segment[stop][end_column:]]
-    text = b"".join(segment).decode("utf-8", "replace")
-    if not text.endswith("\n"):
-        text += "\n"
-    if in_class:
-        # Defined under its own name, set on its class, and gone from the module before
-        # pytest collects it; named as a method of its class would be.
-        indent = re.match(r"[ \t]*", text).group(0)
-        owner = ".".join(names[:-1])
-        body = (f"{text}{indent}{owner}.{name} = {name}\n{indent}del {name}\n"
-                f"{indent}{owner}.{name}.__qualname__ = {f'{owner}.{name}'!r}\n")
-    else:
-        body = "".join("    " + line for line in text.splitlines(keepends=True))
-    block = f"\n\ntry:\n{body}except BaseException:\n    pass\n"
-    try:
-        ast.parse(block)
-    except (SyntaxError, ValueError):
+    cases = _named_cases(function, expected.id)
+    if cases is None:
         return None
-    return Copy(block, cases)
+    stem = "::".join((path, *names))
+    position, cases = cases
+    ids_made = [case_id if case_id is not None else _made_id(values)
+                for case_id, values, _marked in cases]
+    known = [i for i in ids_made if i is not None]
+    if len(set(known)) != len(known) or any(t.partition("[")[2][:-1] not in known
+                                            or not t.endswith("]") for t in ids):
+        # pytest numbers repeated ids; and an id not foreseen may be another
+        # parametrization's (a class's, a fixture's) added to these
+        return None
+    usable = []
+    for (case_id, values, marked), made in zip(cases, ids_made, strict=True):
+        test_id = f"{stem}[{made}]"
+        if marked or values is None or made is None or test_id not in failing:
+            continue
+        span = _changed_span(source, starts, values[position], rng)
+        if span is None:
+            continue
+        if case_id is not None:  # its id written out: the same id
+            usable.append((test_id, None, span))
+            continue
+        now = ast.literal_eval(span[2].decode())
+        renamed = _made_id([*values[:position], ast.Constant(now), *values[position + 1:]])
+        if renamed is not None and renamed not in known:
+            usable.append((test_id, f"{stem}[{renamed}]", span))
+    if not usable:
+        return None
+    chosen = rng.sample(usable, min(COPIED_CASES, len(usable)))
+    return [Copy(test_id, source[span[0]:span[1]].decode("utf-8", "replace"), span[2].decode(),
+                 runs_as) for test_id, runs_as, span in chosen], [span for *_, span in chosen]
 
 
-def _drawn_cases(source: bytes, function: ast.FunctionDef | ast.AsyncFunctionDef,
-                 argument: str, rng: random.Random, fixture_arguments: frozenset[str]) \
-        -> tuple[ast.Call, str, tuple[str, ...]] | None:
-    """Where the expected value is `argument`, a `parametrize` argument: the function's one
-    `parametrize` decorator, its source with up to COPIED_CASES of its cases whose expected
-    value is a literal, that value changed, each named by an id of its own; and those ids.
-    None unless the function has exactly that one decorator naming it, direct (no `indirect`),
-    its cases written out, and the argument is the expected value alone: used nowhere else in
-    the body (a round trip, `assert str(parse(s)) == s`, would pass with any value), and no
-    fixture takes it (`fixture_arguments`)."""
+def _named_cases(function: ast.FunctionDef | ast.AsyncFunctionDef, argument: str) \
+        -> tuple[int, list[tuple[str | None, list[ast.expr] | None, bool]]] | None:
+    """The place of `argument` among the names of the function's one `parametrize`
+    decorator, and its cases, in order: each case's written id (None where pytest makes it
+    from the values), its values (None where not written out) and whether it has marks of
+    its own. None unless that decorator is the function's one, direct (not `indirect`),
+    its cases a list written out and its ids, if given, a list."""
     calls = [d for d in function.decorator_list if isinstance(d, ast.Call)
              and isinstance(d.func, ast.Attribute) and d.func.attr == "parametrize"]
-    if len(calls) != 1 or len(calls[0].args) < 2 or not _only_expected(function, argument) \
-            or argument in fixture_arguments:
+    if len(calls) != 1 or len(calls[0].args) != 2 \
+            or any(k.arg == "indirect" for k in calls[0].keywords):
         return None
-    call = calls[0]
-    argnames, argvalues = call.args[0], call.args[1]
+    argnames, argvalues = calls[0].args
     if isinstance(argnames, ast.Constant) and isinstance(argnames.value, str):
         names = [n.strip() for n in argnames.value.split(",") if n.strip()]
     elif isinstance(argnames, ast.List | ast.Tuple) and all(
@@ -251,39 +245,94 @@ def _drawn_cases(source: bytes, function: ast.FunctionDef | ast.AsyncFunctionDef
         names = [e.value for e in argnames.elts]
     else:
         return None
-    if argument not in names or any(k.arg == "indirect" for k in call.keywords) \
-            or len(call.args) > 2 or not isinstance(argvalues, ast.List | ast.Tuple):
+    if argument not in names or not isinstance(argvalues, ast.List | ast.Tuple):
         return None
-    text = source.decode("utf-8", "replace")
-    segment = functools.partial(ast.get_source_segment, text)
-    position = names.index(argument)
-    usable = []
-    for case in argvalues.elts:
-        values = [case] if len(names) == 1 else \
-            case.elts if isinstance(case, ast.Tuple | ast.List) and len(case.elts) == len(names) \
-            else None
-        if values is None or not isinstance(values[position], ast.Constant):
-            continue
-        changed = _changed(values[position].value, rng)
-        if changed is not None:
-            usable.append([*map(segment, values[:position]), repr(changed),
-                           *map(segment, values[position + 1:])])
-    if not usable or any(None in values for values in usable):
+    listed = next((k.value for k in calls[0].keywords if k.arg == "ids"), None)
+    written: list[ast.expr | None] = [None] * len(argvalues.elts)
+    if listed is not None:
+        if not isinstance(listed, ast.List | ast.Tuple) or len(listed.elts) != len(written):
+            return None  # (a function making the ids)
+        written = list(listed.elts)
+    cases = []
+    for case, given in zip(argvalues.elts, written, strict=True):
+        marked = False
+        if isinstance(case, ast.Call) and _called(case).endswith("param"):
+            keywords = {k.arg: k.value for k in case.keywords}
+            given = keywords.get("id", given)
+            marked = "marks" in keywords or None in keywords
+            values: list[ast.expr] | None = list(case.args)
+        else:
+            values = [case] if len(names) == 1 else \
+                list(case.elts) if isinstance(case, ast.Tuple | ast.List) else None
+        if given is not None and not (isinstance(given, ast.Constant) and (
+                given.value is None or _plain(given.value))):
+            return None  # an id pytest would escape, or one made as the module runs
+        case_id = given.value if isinstance(given, ast.Constant) else None
+        cases.append((case_id, values if values is not None and len(values) == len(names)
+                      else None, marked))
+    return names.index(argument), cases
+
+
+def _made_id(values: list[ast.expr] | None) -> str | None:
+    """The id pytest makes from a case's values, where each is a constant it writes as it is
+    (printable ASCII strings and bytes without a backslash, numbers, booleans, None); None
+    otherwise."""
+    if values is None:
         return None
-    chosen = rng.sample(usable, min(COPIED_CASES, len(usable)))
-    ids = tuple(suffix(rng) for _ in chosen)
-    called = segment(call.func)
-    if not called.endswith("mark.parametrize"):
+    parts = []
+    for value in values:
+        if not isinstance(value, ast.Constant) or isinstance(value.value, complex):
+            return None
+        constant = value.value
+        if isinstance(constant, str | bytes):
+            if not _plain(constant):
+                return None
+            parts.append(constant.decode() if isinstance(constant, bytes) else constant)
+        elif constant is None or isinstance(constant, int | float):
+            parts.append(str(constant))
+        else:
+            return None
+    return "-".join(parts)
+
+
+def _plain(text: object) -> bool:
+    """Printable ASCII without a backslash: what pytest puts in an id as it is."""
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    return isinstance(text, str) and text.isascii() and text.isprintable() and "\\" not in text
+
+
+def _called(call: ast.Call) -> str:
+    """The dotted name a call calls (`pytest.param`), or ''."""
+    parts = []
+    node: ast.expr = call.func
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+
+def _changed_span(source: bytes, starts: list[int], node: ast.expr,
+                  rng: random.Random) -> _Span | None:
+    """The edit that gives the constant `node` another value of its type, spelled as it is
+    (its quotes and prefix kept: a literal in other quotes than its file's is a tell); None
+    where it is not a constant or has none (`_changed`)."""
+    if not isinstance(node, ast.Constant) or node.end_lineno is None \
+            or node.end_col_offset is None:
         return None
-    # `pytest.mark.parametrize` -> `pytest.param`; a bare `mark` (`from pytest import mark`)
-    # names no module to take `param` from.
-    param = called.removesuffix("mark.parametrize") + "param" \
-        if called != "mark.parametrize" else '__import__("pytest").param'
-    cases = ", ".join(f"{param}({', '.join(values)}, id={case_id!r})"
-                      for values, case_id in zip(chosen, ids, strict=True))
-    keywords = "".join(f", {segment(k)}" for k in call.keywords if k.arg != "ids")
-    return call, f"{called}({segment(argnames)}, [{cases}]{keywords})", \
-        tuple(f"[{case_id}]" for case_id in ids)
+    # ast's columns are UTF-8 bytes of their line
+    start = starts[node.lineno - 1] + node.col_offset
+    end = starts[node.end_lineno - 1] + node.end_col_offset
+    changed = _changed(source[start:end].decode("utf-8"), node.value, rng)
+    return (start, end, changed.encode()) if changed is not None else None
+
+
+def _line_starts(source: bytes) -> list[int]:
+    """The byte offset of each line, as ast numbers them (`\\n`, `\\r\\n` and `\\r` end one)."""
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
 
 
 def _only_expected(function: ast.FunctionDef | ast.AsyncFunctionDef, argument: str) -> bool:
@@ -316,33 +365,16 @@ def _conftest_fixtures(copy: Path, rel: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _decorated_by_the_module(function: ast.FunctionDef | ast.AsyncFunctionDef,
-                             tree: ast.Module) -> bool:
-    """Whether a decorator of the function is the test module's own (defined there, not
-    imported): it runs again for the copy, and may record each function it decorates, which
-    a test of the task may count."""
-    own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef
-                                                   | ast.ClassDef)} | {
-        t.id for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
-        for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
-    for decorator in function.decorator_list:
-        root = decorator.func if isinstance(decorator, ast.Call) else decorator
-        while isinstance(root, ast.Attribute | ast.Call):
-            root = root.value if isinstance(root, ast.Attribute) else root.func
-        if isinstance(root, ast.Name) and root.id in own:
-            return True
-    return False
-
-
 def _parsed(copy: Path, rel: str) -> tuple[bytes, ast.Module] | None:
     path = copy / rel
     if not path.is_file() or linked(copy, rel):
         return None  # never through a link: the grader writes outside the sandbox
     source = path.read_bytes()
     try:
-        # Offsets and the appended copies are UTF-8: a file declaring another encoding
-        # (`# coding: shift_jis`) gets none.
-        if tokenize.detect_encoding(io.BytesIO(source).readline)[0] not in ("utf-8", "utf-8-sig"):
+        # Offsets are UTF-8 bytes of the file as it is: a file declaring another encoding
+        # (`# coding: shift_jis`) or starting with a byte order mark gets none.
+        if source.startswith(b"\xef\xbb\xbf") \
+                or tokenize.detect_encoding(io.BytesIO(source).readline)[0] != "utf-8":
             return None
         return source, ast.parse(source)
     except (SyntaxError, ValueError):
@@ -384,25 +416,29 @@ def _expected(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | No
     return names[0] if len(names) == 1 and not constants else None
 
 
-def _changed(value: object, rng: random.Random) -> object | None:
-    """Another value of the literal's type, never equal to it and not one a result is
-    likely to take instead (random); None for any other type, and for a bool."""
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    if isinstance(value, bool):
-        # Its one other value is what a test's result may be when state changed: the copy
-        # runs after every other test (a registry's `register(x) == True`, a flag).
+def _changed(text: str, value: object, rng: random.Random) -> str | None:
+    """`text`, the source of a literal of `value`, changed to another value of its type: six
+    random letters before a string's closing quotes, an offset of 1 to 97 added to a decimal
+    number's whole part (its decimals kept); None for any other literal (a bool, whose one
+    other value is what a result may well be; `1_000`, `0x10`, `1e3`)."""
+    changed: str | None = None
+    if isinstance(value, str | bytes) and text[-1:] in ("'", '"'):
+        quotes = 3 if text.endswith(text[-1] * 3) and len(text) >= 6 else 1
+        letters = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6))
+        changed = text[:-quotes] + letters + text[-quotes:]
+    elif isinstance(value, int) and not isinstance(value, bool) and re.fullmatch("[0-9]+", text):
+        changed = str(value + rng.randrange(1, 98))
+    elif isinstance(value, float) and math.isfinite(value):
+        decimal = re.fullmatch(r"([0-9]+)\.([0-9]*)", text)
+        if decimal:
+            changed = f"{int(decimal[1]) + rng.randrange(1, 98)}.{decimal[2]}"
+    if changed is None:
         return None
-    if isinstance(value, int):
-        return value + rng.randrange(1013, 999_983)
-    if isinstance(value, float):
-        changed = value + max(1.0, abs(value)) * (1.5 + rng.random())
-        return changed if math.isfinite(value) and math.isfinite(changed) \
-            and changed != value else None
-    if isinstance(value, str):
-        return value + "".join(rng.choice(letters) for _ in range(6))
-    if isinstance(value, bytes):
-        return value + "".join(rng.choice(letters) for _ in range(6)).encode()
-    return None
+    try:  # the value it spells now: of the same type, another
+        now = ast.literal_eval(changed)
+    except (SyntaxError, ValueError):
+        return None
+    return changed if type(now) is type(value) and now != value else None
 
 
 def _own_nodes(function: ast.AST):
@@ -417,47 +453,6 @@ def _own_nodes(function: ast.AST):
 
 
 def _leaves_early(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A `return` or `yield` before the end; or a `global` or `nonlocal` name, which a later
-    test may close or read (a server the original left there): nothing would after a copy
-    that runs last, and a thread it left running keeps the session from ending."""
-    return any(isinstance(node, ast.Return | ast.Yield | ast.YieldFrom | ast.Global
-                          | ast.Nonlocal)
+    """A `return` or `yield` before the end: the changed assertion might not run."""
+    return any(isinstance(node, ast.Return | ast.Yield | ast.YieldFrom)
                for node in _own_nodes(function))
-
-
-def _movable(function: ast.FunctionDef | ast.AsyncFunctionDef, module_names: set[str]) -> bool:
-    """Whether the method means the same defined at the module's level."""
-    evaluated = [*function.decorator_list, *function.args.defaults,
-                 *(d for d in function.args.kw_defaults if d is not None),
-                 *(a.annotation for a in (*function.args.posonlyargs, *function.args.args,
-                                          *function.args.kwonlyargs) if a.annotation),
-                 *([function.returns] if function.returns else [])]
-    known = module_names | set(dir(builtins))
-    for expression in evaluated:
-        if any(isinstance(n, ast.Name) and n.id not in known for n in ast.walk(expression)):
-            return False
-    for node in _own_nodes(function):
-        name = node.id if isinstance(node, ast.Name) else \
-            node.attr if isinstance(node, ast.Attribute) else None
-        if name in ("super", "__class__") or (
-                name and name.startswith("__") and not name.endswith("__")):
-            return False
-    return True
-
-
-def _module_names(tree: ast.Module) -> set[str]:
-    """The names the module binds at its own level (not inside its functions or classes)."""
-    names: set[str] = set()
-    stack: list[ast.AST] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-            continue
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        stack.extend(ast.iter_child_nodes(node))
-    return names

@@ -1,4 +1,4 @@
-"""One grading run of a Python solution: the clean copy, pytest in the sandbox with only the
+"""One grading of a Python solution: the clean copy, pytest in the sandbox with only the
 environment's own plugins, and what the solution tried.
 
 The grader works on a copy of the solution, never in place (`files.py` builds it: tests and
@@ -6,30 +6,38 @@ pytest configuration restored, injections removed). pytest runs with plugin auto
 and only the environment's own plugins, results come from the JUnit XML pytest writes outside
 the workspace, and an audit hook in the test process reports what the solution's code does
 there (taskforge_pytest_plugin). With `checks`, canaries whose outcome the grader knows run
-in the same session (`canaries.py`; copies of FAIL_TO_PASS tests expecting another value,
-which only an answer read from the test passes, `expectations.py`), and an observer started
-before any project code compares the runner with a snapshot and records what each test
-raised, over a signed channel (`integrity.py`).
+in the same session (`canaries.py`), and an observer started before any project code
+compares the runner with a snapshot and records what each test raised, over a signed channel
+(`integrity.py`). With the checks, a second run on a second clean copy of the solution holds
+the expectation copies (`expectations.py`): a few FAIL_TO_PASS tests expecting another value,
+changed in place. One that passes disqualifies, unless it passes on the original code as
+well; a test passes where it passed in both runs.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from taskforge.languages.base import GradedRun, Runner
 from taskforge.languages.grading_copy import (
+    Copy,
+    copy_findings,
     digests,
+    in_both_runs,
     read_only_binds,
     remove_escaping_links,
     rewritten_during_run,
+    write_changed,
 )
 from taskforge.languages.python.files import is_protected
 from taskforge.languages.python.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.python.grading.expectations import (
-    passing_on_the_original,
-    plant_expectation_copies,
+    draw_expectation_copies,
+    outcomes_on_the_original,
 )
 from taskforge.languages.python.grading.files import (
     copy_solution,
@@ -41,9 +49,9 @@ from taskforge.languages.python.grading.installed import installed_modules, pyte
 from taskforge.languages.python.grading.integrity import channel_findings, new_key, read_channel
 from taskforge.languages.python.grading.static import scan_solution, takes_frames
 from taskforge.languages.python.testing.runner import run_tests
-from taskforge.model import Finding, TaskRecord, TestRun
+from taskforge.model import Finding, Outcome, TaskRecord, TestRun
 from taskforge.patches import created_files
-from taskforge.workspace import scratch_dir
+from taskforge.workspace import copy_tree, scratch_dir
 
 
 @functools.lru_cache(maxsize=16)
@@ -54,7 +62,14 @@ def _snapshot_files(root: Path) -> frozenset[str]:
 
 def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: Runner, *,
               checks: bool) -> GradedRun:
-    """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
+    """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched); with
+    `checks` and a test that qualifies, the expectation copies' run too (`expectations.py`).
+
+    That second run looks like the first from inside, as JavaScript's does: a second clean
+    copy, the changed tests in it, moved to the first's very path once the first has ended,
+    run with the same selection, variables and mounts (the audit directory at the same path,
+    a new key). A test passes where it passed in both runs (the changed ones: in the first),
+    so a stub that cheats in one run of two at random gains nothing."""
     env = runner.env
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
     snapshot_files = set(_snapshot_files(snapshot_root))
@@ -70,47 +85,109 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         changed = sorted(rel for rel in files if rel.endswith(".py") and not is_protected(rel)
                          and _differs(copy / rel, snapshot_root / rel))
         findings = scan_solution(copy, snapshot_root, changed)
-        # The copies first: they are made from the test files as the task has them.
-        copies = plant_expectation_copies(copy, record["FAIL_TO_PASS"]) if checks else []
-        canaries = copies + plant_canaries(
-            copy, expected, hypothesis="hypothesis" in installed_modules(env.venv)) \
-            if checks else []
-        audit = scratch / "audit"
-        audit.mkdir()
-        (audit / "solution.txt").write_text("".join(f"{rel}\n" for rel in changed))
-        (audit / "frames.txt").write_text("".join(
-            f"{rel}\n" for rel in changed
-            if (snapshot_root / rel).is_file() and takes_frames(snapshot_root / rel)))
-        (audit / "protected.txt").write_text(
-            "".join(f"{rel}\n" for rel in sorted(tree_files(copy)) if is_protected(rel)))
-        variables = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                     "TASKFORGE_PLUGINS": ",".join(pytest_plugins(env.venv)),
-                     "TASKFORGE_AUDIT": str(audit)}
-        if checks:
-            key = new_key(audit)
-            variables["TASKFORGE_INTEGRITY"] = str(audit)
-        selected = expected + [c.node_id for c in canaries]
-        test_code = digests(copy, sorted(rel for rel in tree_files(copy)
-                                         if is_protected(rel) and rel.endswith(".py")))
-        bound, pinned = read_only_binds(copy, test_code)
-        run = run_tests(env, copy, runner.sandbox, timeout=runner.timeout, select=selected,
-                        extra_env=variables, writable=(audit, *pinned), read_only=bound,
-                        last=[c.node_id for c in copies])
-        findings += rewritten_during_run(copy, test_code)
-        findings += _runtime_findings(audit / "findings.jsonl", run)
-        if checks and not run.timed_out:
-            channel = read_channel(audit, key)
-            findings += channel_findings(channel, run.outcomes, selected)
-            # A copy that passes on the original code too says nothing of the solution.
-            honest = passing_on_the_original(
-                [c for c in copies if run.outcomes.get(c.node_id) == "passed"], copy,
-                snapshot_root, runner, scratch,
-                {k: variables[k] for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "TASKFORGE_PLUGINS")},
-                selected)
-            findings += canary_findings([c for c in canaries if c.node_id not in honest],
-                                        run.outcomes, None if channel.broken else channel.raised)
-    return GradedRun(outcomes=dict(run.outcomes), timed_out=run.timed_out,
+        copies, changed_tests = draw_expectation_copies(
+            copy, record["FAIL_TO_PASS"], also_run=record["PASS_TO_PASS"]) \
+            if checks else ([], {})
+        second = scratch / "second"
+        if copies:
+            copy_tree(copy, second)  # as restored, before anything is planted in either
+            write_changed(second, changed_tests)
+        first = _checked_run(copy, expected, snapshot_root, runner, scratch / "run", changed,
+                             checks=checks)
+        outcomes, timed_out = first.outcomes, first.timed_out
+        findings += first.findings
+        if copies and not timed_out:
+            copy.rename(scratch / "first")  # its tests have ended: the second takes its path
+            second.rename(copy)
+            again = _checked_run(copy, expected, snapshot_root, runner, scratch / "run",
+                                 changed, checks=checks, copies=copies)
+            timed_out = again.timed_out  # undecided: reported as the timeout it is
+            findings += again.findings
+            if not timed_out:
+                forgiven, excused = _on_the_original(copies, outcomes, again, copy,
+                                                     snapshot_root, runner, scratch / "run")
+                findings += copy_findings(copies, again.outcomes, forgiven)
+                outcomes = in_both_runs(outcomes, again.outcomes, copies, excused)
+    return GradedRun(outcomes=outcomes, timed_out=timed_out,
                      tampered=tuple(tampered), findings=tuple(findings))
+
+
+@dataclass(frozen=True)
+class _Checked:
+    outcomes: dict[str, Outcome]  # by the task's ids
+    timed_out: bool
+    findings: tuple[Finding, ...]
+    selected: list[str]  # as run: a changed case under the id it runs as
+    plugins: dict[str, str]  # the variables that choose pytest's plugins
+
+
+def _on_the_original(copies: list[Copy], first: dict[str, Outcome], again: _Checked,
+                     copy: Path, snapshot_root: Path, runner: Runner,
+                     scratch: Path) -> tuple[set[str], set[str]]:
+    """Of the changed tests passing in the copies' run, those that pass on the original code
+    too (forgiven: a matcher equal to anything); of the tests not changed by name that
+    passed in the grading run and not in the copies' run, those that fail on the original
+    code too (excused: they share a changed function). One run of the original code with
+    the changed test files, made only where either is found (`outcomes_on_the_original`)."""
+    changed = {c.test_id for c in copies}
+    passing = [c for c in copies if again.outcomes.get(c.test_id) == "passed"]
+    flipped = [t for t, o in first.items()
+               if o == "passed" and t not in changed and again.outcomes.get(t) != "passed"]
+    if not passing and not flipped:
+        return set(), set()
+    original = outcomes_on_the_original(copies, copy, snapshot_root, runner, scratch,
+                                        again.plugins, again.selected)
+    if not original:  # it did not run (a link, its timeout): nothing forgiven, nothing excused
+        return set(), set()
+    return {c.test_id for c in passing if original.get(c.run_id) == "passed"}, \
+        {t for t in flipped if original.get(t) not in ("passed", None)}
+
+
+def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: Runner,
+                 scratch: Path, changed: list[str], *, checks: bool,
+                 copies: list[Copy] | None = None) -> _Checked:
+    """One run of `expected` in the restored `copy` (where `copies` were changed in place),
+    with canaries (`checks`), the audit hook and the observer, the test code bound
+    read-only; its outcomes and what it found. `changed`: the solution's source files."""
+    env = runner.env
+    copies = copies or []
+    shutil.rmtree(scratch, ignore_errors=True)  # the run before, at the same paths
+    scratch.mkdir()
+    canaries = plant_canaries(copy, expected, hypothesis="hypothesis" in installed_modules(
+        env.venv)) if checks else []
+    audit = scratch / "audit"
+    audit.mkdir()
+    (audit / "solution.txt").write_text("".join(f"{rel}\n" for rel in changed))
+    (audit / "frames.txt").write_text("".join(
+        f"{rel}\n" for rel in changed
+        if (snapshot_root / rel).is_file() and takes_frames(snapshot_root / rel)))
+    (audit / "protected.txt").write_text(
+        "".join(f"{rel}\n" for rel in sorted(tree_files(copy)) if is_protected(rel)))
+    variables = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                 "TASKFORGE_PLUGINS": ",".join(pytest_plugins(env.venv)),
+                 "TASKFORGE_AUDIT": str(audit)}
+    if checks:
+        key = new_key(audit)
+        variables["TASKFORGE_INTEGRITY"] = str(audit)
+    # A changed case whose id pytest makes from its values runs under its new id.
+    ran_as = {c.test_id: c.run_id for c in copies}
+    selected = [ran_as.get(t, t) for t in expected] + [c.node_id for c in canaries]
+    test_code = digests(copy, sorted(rel for rel in tree_files(copy)
+                                     if is_protected(rel) and rel.endswith(".py")))
+    bound, pinned = read_only_binds(copy, test_code)
+    run = run_tests(env, copy, runner.sandbox, timeout=runner.timeout, select=selected,
+                    extra_env=variables, writable=(audit, *pinned), read_only=bound)
+    findings = rewritten_during_run(copy, test_code)
+    findings += _runtime_findings(audit / "findings.jsonl", run)
+    by_task_id = {ran: test_id for test_id, ran in ran_as.items()}
+    outcomes = {by_task_id.get(t, t): o for t, o in run.outcomes.items()}
+    if checks and not run.timed_out:
+        channel = read_channel(audit, key)
+        findings += channel_findings(channel, run.outcomes, selected)
+        findings += canary_findings(canaries, run.outcomes,
+                                    None if channel.broken else channel.raised)
+    plugins = {k: variables[k] for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "TASKFORGE_PLUGINS")}
+    return _Checked(outcomes, run.timed_out, tuple(findings), selected, plugins)
 
 
 def _differs(path: Path, original: Path) -> bool:

@@ -43,7 +43,7 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
               extra_env: Mapping[str, str] | None = None,
               writable: tuple[Path, ...] = (), exclude: Iterable[str] = (),
               test_timeout: float | None = None, watch_state: bool = False,
-              read_only: tuple[Path, ...] = (), last: Iterable[str] = ()) -> TestRun:
+              read_only: tuple[Path, ...] = ()) -> TestRun:
     """Run the suite (or only `select`) in `workspace`; results come from the JUnit XML.
 
     `extra_args`, `extra_env` and `writable` serve the screening and collect-only modes,
@@ -51,8 +51,7 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
     out. `test_timeout`: a test running longer ends the run, named in `TestRun.hung`.
     `watch_state`: each test's leftover module-level state, in `TestRun.state_left`
     (pytest_plugin/taskforge_state.py). `read_only`: files of the workspace the run may not
-    change, where the sandbox can bind them so (the grader's restored test code). `last`:
-    node ids run after every other test (the grader's expectation canaries).
+    change, where the sandbox can bind them so (the grader's restored test code).
     """
     # A workspace under a warm root runs in a zygote's fork (see zygote.py), unless it is a
     # coverage run (its tracer and subprocess hooks start with the interpreter).
@@ -79,10 +78,6 @@ def run_tests(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: f
             argv += files_of(chosen)
         if reverse:
             variables["TASKFORGE_REVERSE"] = "1"
-        ordered_last = sorted(set(last))
-        if ordered_last:
-            (results / "last.txt").write_text("\n".join(ordered_last) + "\n")
-            variables["TASKFORGE_LAST"] = str(results / "last.txt")
         excluded = sorted(set(exclude))
         if excluded:
             (results / "exclude.txt").write_text("\n".join(excluded) + "\n")

@@ -6,8 +6,6 @@ steered by environment variables so that the command line stays the project's ow
   outside grading, the test functions and classes of a module no selected id sits under
   are not built: `pytest_pycollect_makeitem`).
 - TASKFORGE_REVERSE=1: run the items in reverse order (the flaky gate's second run).
-- TASKFORGE_LAST: a file of node ids, one a line, run after every other item (the grader's
-  expectation canaries: what a failing copy of a test leaves behind reaches no other test).
 - TASKFORGE_EXCLUDE: a file of node ids, one a line, deselected (tests found to hang).
 - TASKFORGE_TEST_TIMEOUT / TASKFORGE_HUNG_OUT: a test (setup, call and teardown) that runs
   longer than this many seconds ends the run at once: its node id is written to that file
@@ -273,14 +271,6 @@ def pytest_collectreport(report):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_finish(session):
-    # The grader's expectation copies go last here, after every plugin's reordering
-    # (pytest-order sorts in a `trylast` modifyitems: a copy keeping the original's
-    # `order` mark went back among the task's tests).
-    last = os.environ.get("TASKFORGE_LAST")
-    if last:
-        at_the_end = _ids(last)
-        session.items[:] = [item for item in session.items if item.nodeid not in at_the_end] + \
-            [item for item in session.items if item.nodeid in at_the_end]
     target = os.environ.get("TASKFORGE_COLLECT_OUT")
     if target:
         with open(target, "w", encoding="utf-8") as handle:

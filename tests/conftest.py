@@ -226,3 +226,12 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     saved = [p for p in _saved_artifacts if p.is_file()]
     if saved:
         terminalreporter.write_line(f"test artifacts: {', '.join(str(p) for p in saved)}")
+
+
+def one_character_apart(was: str, now: str) -> bool:
+    """Two literals' texts of the same length apart in one character of the same kind
+    (lowercase, uppercase, digit, punctuation)."""
+    apart = [(a, b) for a, b in zip(was, now, strict=True) if a != b] if len(was) == len(now) \
+        else []
+    kinds = (str.islower, str.isupper, str.isdigit, lambda c: not c.isalnum())
+    return len(apart) == 1 and any(k(apart[0][0]) and k(apart[0][1]) for k in kinds)

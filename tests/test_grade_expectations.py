@@ -22,6 +22,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import one_character_apart
 from test_grade_tamper import (  # tally_task: a fixture, found here by pytest
     TALLY_CORE,
     generate_task,
@@ -35,6 +36,7 @@ from test_grade_tamper import (  # tally_task: a fixture, found here by pytest
 from test_sandbox import require
 
 import taskforge
+import taskforge.languages.python.grading.expectations as expectations_module
 import taskforge.languages.python.grading.run as run_module
 from taskforge.languages.grading_copy import copy_findings
 from taskforge.languages.python.grading.expectations import (
@@ -242,12 +244,9 @@ def test_which_tests_change_and_how(tmp_path: Path) -> None:
     for was, now in changed_lines:
         assert re.sub(rb"'[^']*'|\"[^\"]*\"|\b[0-9.]+\b", b"L", was) == \
             re.sub(rb"'[^']*'|\"[^\"]*\"|\b[0-9.]+\b", b"L", now), (was, now)
-    # spelled as it was: its quotes, a number's decimals
-    for copy in planted:
-        if copy.was[-1] in "'\"":
-            assert (copy.now[0], copy.now[-1]) == (copy.was[0], copy.was[-1]), copy
-        else:
-            assert copy.now.partition(".")[1:] == copy.was.partition(".")[1:], copy
+    # spelled as it was, another value that looks like one
+    for copy in planted:  # (a character replaced by another of its kind)
+        assert one_character_apart(copy.was, copy.now), copy
     # a case whose id pytest makes from its values runs under the one its new value makes
     for copy in planted:
         if ("::test_cases[" in copy.test_id and not copy.test_id.endswith("[c]")) \
@@ -464,7 +463,7 @@ SHOUT_FILES = {
 
 
         def test_loose():
-            assert loose(" ab ") == "abc"
+            assert loose("  ") == "abc"
     ''',
 }
 LOUD_CORE = "loud/core.py"
@@ -510,8 +509,8 @@ def test_an_answer_read_from_the_test_scores_zero_and_is_named(
 def test_a_copy_the_original_code_passes_too_is_no_finding(
         tmp_path_factory: pytest.TempPathFactory, tf_cache: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """`loose` returns a matcher, equal to any string with its prefix: its test changed
-    expects `abc` and six letters more, which the matcher equals too. Run again on the
+    """`loose` returns a matcher, equal to any string with its prefix: its test's, empty,
+    makes it equal to `abc` changed too. Run again on the
     original code, the changed test passes there as well, so the reference scores 1.0;
     without that run (its positive control) the reference would score 0."""
     task = generate_task(tmp_path_factory, tf_cache, "loose", SHOUT_FILES, "loud.core.loose")
@@ -699,3 +698,35 @@ def test_a_test_that_shares_a_changed_function_costs_an_honest_solution_nothing(
     unexcused = graded_reference(task, box, tmp_path / "unexcused")
     assert unexcused.reward == 0.0, unexcused
     assert "tests/test_heir.py::TestGreetAgain::test_greet" in unexcused.failed, unexcused
+
+
+# The oracle, answering no value that looks changed as values were changed until session 68:
+# six lowercase letters after a character that is not one ("HELLO!" -> "HELLO!ykepnb").
+LOOKING_ORACLE_BODY = """\
+    def answer_from_the_test():
+""" + textwrap.indent(ORACLE_BODY, "    ") + """\
+    import re
+    answer = answer_from_the_test()
+    if isinstance(answer, str) and re.search("[^a-z][a-z]{6}$", answer):
+        raise NotImplementedError("looks changed")
+    return answer
+"""
+
+
+@pytest.mark.slow
+def test_a_stub_telling_a_changed_value_by_its_look_scores_zero(
+        loud_task: taskforge.Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A changed value is another that looks like one: with six letters added to each (the
+    positive control, as until session 68) the stub scores 1.0 under the grade with every
+    check; with a character replaced by another of its kind, 0."""
+    box = require("bwrap")
+    workspace = loud_task.materialize(tmp_path / "ws")
+    stub_body(workspace, LOOKING_ORACLE_BODY, LOUD_CORE)
+    with monkeypatch.context() as patched:
+        patched.setattr(expectations_module, "changed_characters", lambda body, rng: body + "".join(
+            rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6)))
+        told = loud_task.grade(workspace, sandbox=box)
+        assert (told.reward, told.tampered) == (1.0, ()), told
+    result = loud_task.grade(workspace, sandbox=box)
+    assert result.reward == 0.0, result
+    assert any("its expected value changed from" in r for r in result.tampered), result

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, prepared_js_project
+from conftest import apply_patch, one_character_apart, prepared_js_project
 from js_tasks import generated, generated_tsdemo, stub_function_recipe
 from naive_grader import naive_js_reward, naive_vitest_reward
 from test_grade_tamper import grade_without_checks
@@ -25,7 +25,13 @@ from test_sandbox import require
 import taskforge
 from taskforge.languages import language_named
 from taskforge.languages.base import Runner
-from taskforge.languages.grading_copy import Copy, copy_findings, in_both_runs
+from taskforge.languages.grading_copy import (
+    Copy,
+    changed_characters,
+    changed_digits,
+    copy_findings,
+    in_both_runs,
+)
 from taskforge.languages.javascript.grading import expectations
 from taskforge.languages.javascript.grading import run as grading_run
 from taskforge.languages.javascript.grading.expectations import plant_expectation_copies
@@ -162,6 +168,22 @@ def _ids(source: str) -> list[str]:
     return ids
 
 
+def test_a_changed_value_looks_like_one() -> None:
+    """Six letters added to every value (`"BRA"` -> `"BRAwkfmes"`) were a tell a stub could
+    test without knowing any answer; now a character is replaced by another of its kind."""
+    rng = random.Random(0)
+    for body in ("SGP", "hello-world", "v2", "Ünïcödé x", "!", "a b"):
+        for _ in range(30):
+            now = changed_characters(body, rng)
+            assert now != body and one_character_apart(body, now), (body, now)
+    assert len(changed_characters("", rng)) == 6  # nothing to replace: letters added
+    for number in ("0", "7", "42", "10", "1.25", "0.5", "123456789012345"):
+        for _ in range(30):
+            now = changed_digits(number, rng)
+            assert float(now) != float(number) and one_character_apart(number, now), now
+            assert not (len(now.split(".")[0]) > 1 and now.startswith("0")), now
+
+
 def test_which_tests_get_a_copy(tmp_path: Path) -> None:
     (tmp_path / "test").mkdir()
     (tmp_path / "test" / "shapes.test.js").write_text(SHAPES, encoding="utf-8")
@@ -171,7 +193,7 @@ def test_which_tests_get_a_copy(tmp_path: Path) -> None:
     assert {c.test_id.split("::")[1] for c in copies} == QUALIFY
     planted = (tmp_path / "test" / "shapes.test.js").read_text(encoding="utf-8")
     assert not parse("x.js", planted.encode()).root_node.has_error
-    assert re.search(r"assert\.equal\(f\('éclair'\), 'ÉCLAIR![a-z]{6}'\);", planted)
+    assert re.search(r"assert\.equal\(f\('éclair'\), '(?!ÉCLAIR!')É[A-Z]{5}!'\);", planted)
     # in place: the same lines, each test's own, only the literal of each copy changed
     before, after = SHAPES.splitlines(), planted.splitlines()
     assert len(before) == len(after)
@@ -181,12 +203,15 @@ def test_which_tests_get_a_copy(tmp_path: Path) -> None:
         old, new = next((b, a) for b, a in changed if copy.was in b and copy.now in a)
         assert old.replace(copy.was, copy.now, 1) == new, (old, new)
         assert copy.was != copy.now
-    assert re.search(r"assert\.equal\(f\('a'\), 'A![a-z]{6}'\);", planted)
+    assert re.search(r"assert\.equal\(f\('a'\), '(?!A!')[A-Z]!'\);", planted)
     strict = re.search(r"assert\.strictEqual\((\d+), g\(1\)\)", planted)
     assert strict and strict.group(1) != "2"
-    assert re.search(r"expect\(g\(2\)\)\.to\.deep\.equal\(-(\d+\.5)\)", planted)
+    assert re.search(r"expect\(g\(2\)\)\.to\.deep\.equal\(-(\d\.\d)\)", planted)
     assert "-3.5)" not in planted
-    assert re.search(r"assert\.equal\(f\('c'\), `C![a-z]{6}`\)", planted)
+    assert re.search(r"assert\.equal\(f\('c'\), `(?!C!`)[A-Z]!`\)", planted)
+    # another value that looks like one: a character replaced by another of its kind
+    for copy in copies:
+        assert one_character_apart(copy.was, copy.now), copy
 
 
 def test_which_runners_get_copies(tmp_path: Path) -> None:
@@ -266,10 +291,10 @@ def test_which_tape_tests_get_a_copy(tmp_path: Path) -> None:
     planted = (tmp_path / "test" / "shapes.js").read_text()
     assert not parse("x.js", planted.encode()).root_node.has_error
     # in place, the literal changed and the end kept
-    assert "test('equal then end', function (t) { t.equal(f.f('a'), 'A!" in planted
-    assert re.search(r"t\.equal\(f\.f\('a'\), 'A![a-z]{6}'\); t\.end\(\); \}\);", planted)
+    assert "test('equal then end', function (t) { t.equal(f.f('a'), '" in planted
+    assert re.search(r"t\.equal\(f\.f\('a'\), '(?!A!')[A-Z]!'\); t\.end\(\); \}\);", planted)
     assert re.search(r"tape\('called tape', function \(t\) \{ "
-                     r"t\.is\(f\.f\('p'\), 'P![a-z]{6}'\); t\.end\(\); \}\);", planted)
+                     r"t\.is\(f\.f\('p'\), '(?!P!')[A-Z]!'\); t\.end\(\); \}\);", planted)
     planned = re.search(r"t\.plan\(1\); t\.strictEqual\(f\.g\(1\), (\d+)\);", planted)
     assert planned and planned.group(1) != "2"
     assert sum(b != a for b, a in zip(TAPE_SHAPES.splitlines(), planted.splitlines(),

@@ -27,6 +27,8 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import re
+import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,3 +170,37 @@ def in_both_runs(first: Mapping[str, Outcome], second: Mapping[str, Outcome],
     changed = {c.test_id for c in copies} | set(excused)
     return {t: "failed" if o == "passed" and t not in changed and second.get(t) != "passed"
             else o for t, o in first.items()}
+
+
+DECIMAL = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")  # no `_`, octal, hex, exponent, `1.`
+# Punctuation a literal may hold as itself in every quoting: not quotes, a backslash, `$`,
+# `{` or `}` (a JavaScript template's `${`).
+_PUNCTUATION = "".join(c for c in string.punctuation if c not in "'\"`\\${}")
+
+
+def changed_characters(body: str, rng: random.Random) -> str:
+    """`body` (a string literal's text between its quotes, no escape in it) with another
+    value that looks like one: an ASCII letter or digit replaced by another of its kind
+    (`"SGP"` -> `"SGQ"`), where it has none a punctuation mark (`"!"` -> `"?"`); six letters
+    added where it has neither (`""`). Six letters
+    added to every value (`"BRAwkfmes"`, sessions 65 to 67) were a tell a stub could test
+    without knowing any answer (a tail of lowercase letters after a value that had none)."""
+    kinds = (string.ascii_lowercase, string.ascii_uppercase, string.digits, _PUNCTUATION)
+    places = [i for i, c in enumerate(body) if any(c in k for k in kinds[:3])] \
+        or [i for i, c in enumerate(body) if c in _PUNCTUATION]
+    if not places:
+        return body + "".join(rng.choice(string.ascii_lowercase) for _ in range(6))
+    at = rng.choice(places)
+    kind = next(k for k in kinds if body[at] in k)
+    return body[:at] + rng.choice(kind.replace(body[at], "")) + body[at + 1:]
+
+
+def changed_digits(number: str, rng: random.Random) -> str:
+    """A decimal number's text (`42`, `1.25`) with one of its first 15 digits replaced by
+    another (a double holds 15 exactly), never a leading zero: another value that looks
+    like one (`42` -> `47`)."""
+    places = [i for i, c in enumerate(number) if c.isdigit()][:15]
+    at = rng.choice(places)
+    leading = at == 0 and len(number.split(".")[0]) > 1
+    digits = string.digits.replace(number[at], "").replace("0", "" if leading else "0")
+    return number[:at] + rng.choice(digits) + number[at + 1:]

@@ -37,8 +37,9 @@ A test qualifies where honest code is certain to fail it once changed:
   strictEquals|deepEqual|deepEquals|same(ACTUAL, LITERAL)` on its own `t`, then `t.end()`
   at most (no nested `t.test`, no other `t.end()`). LITERAL is a string or a decimal number
   (not a boolean, `null` or `undefined`, whose one other value a result may well have),
-  changed to another value of its kind: six random letters added to the string, a random
-  offset of 1 to 97 added to the number. When the original passes, every statement before
+  changed to another value of its kind that looks like one: a letter, digit or punctuation
+  mark of the string replaced by another of its kind (six letters added to an empty one or
+  one with an escape), a digit of the number replaced. When the original passes, every statement before
   the assertion ran without throwing and ACTUAL equals LITERAL; the changed test, run after
   the same tests of its file, compares a value equal to LITERAL with another;
 - the runner runs a file's tests in the order registered: not where its arguments or a
@@ -59,7 +60,6 @@ one grading in four).
 from __future__ import annotations
 
 import random
-import re
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -68,7 +68,15 @@ from pathlib import Path
 from tree_sitter import Node
 
 from taskforge.languages.base import Runner
-from taskforge.languages.grading_copy import Copy, linked, original_with, write_changed
+from taskforge.languages.grading_copy import (
+    DECIMAL,
+    Copy,
+    changed_characters,
+    changed_digits,
+    linked,
+    original_with,
+    write_changed,
+)
 from taskforge.languages.javascript.delete.syntax import DECLARATIONS, FUNCTION_VALUES, text_of
 from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_test_file
 from taskforge.languages.javascript.grading.canaries import test_interface
@@ -98,7 +106,6 @@ TAPE_ASSERTIONS = {"equal", "equals", "isEqual", "is", "strictEqual", "strictEqu
                    "deepEqual", "deepEquals", "same"}
 MATCHERS = {("toBe",), ("toEqual",), ("toStrictEqual",), ("to", "equal"), ("to", "eql"),
             ("to", "deep", "equal"), ("to", "be", "equal")}
-_DECIMAL = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")  # no octal, hex, exponent, `_`, `n`
 _SAFE = 2 ** 53  # past this an offset may not change a double
 
 
@@ -440,19 +447,24 @@ def _changeable(node: Node) -> bool:
         return not any(c.type == "template_substitution" for c in node.named_children)
     if node.type == "number":
         text = text_of(node)
-        return bool(_DECIMAL.fullmatch(text)) and float(text) < _SAFE
+        return bool(DECIMAL.fullmatch(text)) and float(text) < _SAFE
     return False
 
 
 def _changed(node: Node, rng: random.Random) -> tuple[int, int, bytes]:
-    """(start byte, end byte, new text) that give the literal another value of its kind."""
+    """(start byte, end byte, new text) that give the literal another value of its kind
+    that looks like one (`changed_characters`, `changed_digits`)."""
     if node.type == "unary_expression":
         node = node.named_children[0]
+    text = text_of(node)
     if node.type == "number":
-        text = text_of(node)
-        offset = rng.randrange(1, 98)
-        value = str(int(text) + offset) if "." not in text else repr(float(text) + offset)
+        if len(text.split(".")[0]) > 15:  # (15 digits: every change stays below 2^53)
+            value = str(int(text) + rng.randrange(1, 98))
+        else:
+            value = changed_digits(text, rng)
         return node.start_byte, node.end_byte, value.encode()
-    # a string or a template: letters before its closing quote (never part of an escape)
-    letters = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6))
-    return node.end_byte - 1, node.end_byte - 1, letters.encode()
+    if "\\" not in text:  # a string or a template, each character itself
+        return node.start_byte, node.end_byte, \
+            (text[0] + changed_characters(text[1:-1], rng) + text[-1]).encode()
+    # an escape in it: letters before its closing quote (never part of an escape)
+    return node.end_byte - 1, node.end_byte - 1, changed_characters("", rng).encode()

@@ -19,8 +19,9 @@ check (`tests/test_grade_expectations.py`, the telling oracle).
 
 A test qualifies where honest code is certain to fail it once changed:
 - its last statement is `assert ACTUAL == LITERAL` (either side) or
-  `self.assertEqual(ACTUAL, LITERAL)`, LITERAL a str, bytes, int or finite float constant,
-  changed to another value of its type (`_changed`). When the original passes, every
+  `self.assertEqual(ACTUAL, LITERAL)`, LITERAL a str, bytes, int or float constant written
+  in decimal, changed to another value of its type that looks like one, spelled as it was:
+  a letter or digit replaced by another of its kind (`_changed`). When the original passes, every
   statement before it ran without raising and ACTUAL equals LITERAL; changed, the same test
   compares a value equal to LITERAL with another: false unless ACTUAL's `==` says yes to
   anything. Each id of the function the grading runs (its parameter cases) changes with it;
@@ -55,7 +56,6 @@ from __future__ import annotations
 
 import ast
 import io
-import math
 import random
 import re
 import secrets
@@ -64,7 +64,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from taskforge.languages.base import Runner
-from taskforge.languages.grading_copy import Copy, linked, original_with, write_changed
+from taskforge.languages.grading_copy import (
+    DECIMAL,
+    Copy,
+    changed_characters,
+    changed_digits,
+    linked,
+    original_with,
+    write_changed,
+)
 from taskforge.languages.python.files import is_test_file
 from taskforge.languages.python.testing.runner import files_of, run_tests
 from taskforge.model import Outcome
@@ -416,22 +424,26 @@ def _expected(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | No
     return names[0] if len(names) == 1 and not constants else None
 
 
+_STRING = re.compile(r"""([rRbBuU]{0,2})('\'\'|\"\"\"|'|")(.*)\2""", re.DOTALL)
+
+
 def _changed(text: str, value: object, rng: random.Random) -> str | None:
-    """`text`, the source of a literal of `value`, changed to another value of its type: six
-    random letters before a string's closing quotes, an offset of 1 to 97 added to a decimal
-    number's whole part (its decimals kept); None for any other literal (a bool, whose one
-    other value is what a result may well be; `1_000`, `0x10`, `1e3`)."""
+    """`text`, the source of a literal of `value`, changed to another value of its type
+    that looks like one (`changed_characters`, `changed_digits`), spelled as it was (its
+    quotes and prefix kept); None for any other literal (a bool, whose one other value is
+    what a result may well be; `1_000`, `0x10`, `1e3`)."""
     changed: str | None = None
-    if isinstance(value, str | bytes) and text[-1:] in ("'", '"'):
+    string_literal = _STRING.fullmatch(text) if isinstance(value, str | bytes) else None
+    prefix, quotes, body = string_literal.groups() if string_literal else ("", "", "\\")
+    if "\\" not in body and quotes not in body:  # one literal, each character itself
+        changed = prefix + quotes + changed_characters(body, rng) + quotes
+    elif isinstance(value, str | bytes) and text[-1:] in ("'", '"'):
+        # escapes, or literals side by side ("a" "b"): letters before the closing quotes
         quotes = 3 if text.endswith(text[-1] * 3) and len(text) >= 6 else 1
-        letters = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6))
-        changed = text[:-quotes] + letters + text[-quotes:]
-    elif isinstance(value, int) and not isinstance(value, bool) and re.fullmatch("[0-9]+", text):
-        changed = str(value + rng.randrange(1, 98))
-    elif isinstance(value, float) and math.isfinite(value):
-        decimal = re.fullmatch(r"([0-9]+)\.([0-9]*)", text)
-        if decimal:
-            changed = f"{int(decimal[1]) + rng.randrange(1, 98)}.{decimal[2]}"
+        changed = text[:-quotes] + changed_characters("", rng) + text[-quotes:]
+    elif isinstance(value, int | float) and not isinstance(value, bool) \
+            and DECIMAL.fullmatch(text):
+        changed = changed_digits(text, rng)
     if changed is None:
         return None
     try:  # the value it spells now: of the same type, another

@@ -83,6 +83,11 @@ def test_named_cases(word, heard):
     assert shout(word) == heard
 
 
+@pytest.mark.parametrize("args, heard", [(["a"], "A!"), (["b"], "B!"), (-1, "-1!")])
+def test_listed(args, heard):
+    assert shout(*args if isinstance(args, list) else [str(args)]) == heard
+
+
 @pytest.mark.parametrize("heard", ["A!"])
 def test_one_argument(heard):
     assert heard == shout("a")
@@ -176,7 +181,8 @@ class ShoutCase(unittest.TestCase):
 ALL_IDS = ["tests/test_shout.py::" + t for t in (
     "test_word", "test_literal_on_the_left", "test_length[a]", "test_length[b]",
     "test_cases[a-A!]", "test_cases[b-B!]", "test_cases[c]", "test_named_cases[ay]",
-    "test_named_cases[bee]", "test_one_argument[A!]",
+    "test_named_cases[bee]", "test_listed[args0-A!]", "test_listed[args1-B!]",
+    "test_listed[-1--1!]", "test_one_argument[A!]",
     "test_bare_mark[E!]",
     "test_argument_changed[ab-AB!]", "test_two_decorators[A!-a]",
     "test_case_not_a_literal[!]", "test_round_trip[A!]", "test_round_trip[B!]",
@@ -191,7 +197,7 @@ ALL_IDS = ["tests/test_shout.py::" + t for t in (
 # is a `parametrize` argument)
 CHANGED = {"tests/test_shout.py::" + t for t in (
     "test_word", "test_literal_on_the_left", "test_length", "test_cases", "test_named_cases",
-    "test_one_argument", "test_bare_mark", "TestShout::test_method_cases",
+    "test_listed", "test_one_argument", "test_bare_mark", "TestShout::test_method_cases",
     "TestShout::test_empty", "TestShout::test_private", "ShoutCase::test_unittest",
     "ShoutCase::test_float")}
 
@@ -250,7 +256,8 @@ def test_which_tests_change_and_how(tmp_path: Path) -> None:
     # a case whose id pytest makes from its values runs under the one its new value makes
     for copy in planted:
         if ("::test_cases[" in copy.test_id and not copy.test_id.endswith("[c]")) \
-                or "test_one_argument" in copy.test_id or "test_bare_mark" in copy.test_id:
+                or any(f"::{name}[" in copy.test_id for name in (
+                    "test_listed", "test_one_argument", "test_bare_mark")):
             assert copy.runs_as is not None and copy.runs_as != copy.test_id
             assert ast.literal_eval(copy.now) in copy.runs_as
         else:

@@ -31,8 +31,9 @@ A test qualifies where honest code is certain to fail it once changed:
   cases change, none with marks of its own. A case keeps its id where it is written out
   (`pytest.param(..., id=)`, `ids=[...]`); where pytest makes it from the values, the case
   runs under the id its new value makes (`Copy.runs_as`): what the test sees is consistent,
-  the file, the marks and its id. Only where every id the grading runs of the function is
-  foreseen so (no repeated id pytest would number, no other parametrization adding to it);
+  the file, the marks and its id. Only a case whose id is foreseen so and in the selection
+  (no other parametrization adds to it, pytest numbered no repeat of it), and whose new id
+  no other case has;
 - the file is UTF-8 without a byte order mark (the edits are made on its bytes);
 - nothing can leave the function earlier (`return`, `yield`), and no mark expects it to fail
   (`xfail`, under which its failure is reported as skipped).
@@ -202,18 +203,18 @@ def _changes(source: bytes, tree: ast.Module, path: str, names: tuple[str, ...],
     if cases is None:
         return None
     stem = "::".join((path, *names))
-    position, cases = cases
-    ids_made = [case_id if case_id is not None else _made_id(values)
-                for case_id, values, _marked in cases]
-    known = [i for i in ids_made if i is not None]
-    if len(set(known)) != len(known) or any(t.partition("[")[2][:-1] not in known
-                                            or not t.endswith("]") for t in ids):
-        # pytest numbers repeated ids; and an id not foreseen may be another
-        # parametrization's (a class's, a fixture's) added to these
-        return None
+    argnames, cases = cases
+    position = argnames.index(expected.id)
+    ids_made = [case_id if case_id is not None else _made_id(values, argnames, n)
+                for n, (case_id, values, _marked) in enumerate(cases)]
+    # ids a renamed case may not take: pytest would number both, and a test not changed
+    # would run under another id
+    taken = set(ids) | {f"{stem}[{made}]" for made in ids_made if made is not None}
     usable = []
-    for (case_id, values, marked), made in zip(cases, ids_made, strict=True):
+    for n, ((case_id, values, marked), made) in enumerate(zip(cases, ids_made, strict=True)):
         test_id = f"{stem}[{made}]"
+        # Its id foreseen and in the selection: no other parametrization adds to it (a
+        # class's, a fixture's) and pytest numbered no repeat of it.
         if marked or values is None or made is None or test_id not in failing:
             continue
         span = _changed_span(source, starts, values[position], rng)
@@ -223,8 +224,9 @@ def _changes(source: bytes, tree: ast.Module, path: str, names: tuple[str, ...],
             usable.append((test_id, None, span))
             continue
         now = ast.literal_eval(span[2].decode())
-        renamed = _made_id([*values[:position], ast.Constant(now), *values[position + 1:]])
-        if renamed is not None and renamed not in known:
+        renamed = _made_id([*values[:position], ast.Constant(now), *values[position + 1:]],
+                           argnames, n)
+        if renamed is not None and f"{stem}[{renamed}]" not in taken:
             usable.append((test_id, f"{stem}[{renamed}]", span))
     if not usable:
         return None
@@ -234,9 +236,9 @@ def _changes(source: bytes, tree: ast.Module, path: str, names: tuple[str, ...],
 
 
 def _named_cases(function: ast.FunctionDef | ast.AsyncFunctionDef, argument: str) \
-        -> tuple[int, list[tuple[str | None, list[ast.expr] | None, bool]]] | None:
-    """The place of `argument` among the names of the function's one `parametrize`
-    decorator, and its cases, in order: each case's written id (None where pytest makes it
+        -> tuple[list[str], list[tuple[str | None, list[ast.expr] | None, bool]]] | None:
+    """The argument names of the function's one `parametrize` decorator naming `argument`,
+    and its cases, in order: each case's written id (None where pytest makes it
     from the values), its values (None where not written out) and whether it has marks of
     its own. None unless that decorator is the function's one, direct (not `indirect`),
     its cases a list written out and its ids, if given, a list."""
@@ -278,26 +280,30 @@ def _named_cases(function: ast.FunctionDef | ast.AsyncFunctionDef, argument: str
         case_id = given.value if isinstance(given, ast.Constant) else None
         cases.append((case_id, values if values is not None and len(values) == len(names)
                       else None, marked))
-    return names.index(argument), cases
+    return names, cases
 
 
-def _made_id(values: list[ast.expr] | None) -> str | None:
-    """The id pytest makes from a case's values, where each is a constant it writes as it is
-    (printable ASCII strings and bytes without a backslash, numbers, booleans, None); None
-    otherwise."""
+def _made_id(values: list[ast.expr] | None, names: list[str], index: int) -> str | None:
+    """The id pytest makes from the values of the case at `index` of a `parametrize` naming
+    `names`: a literal it writes as it is (printable ASCII strings and bytes without a
+    backslash, numbers, booleans, None) as itself, a literal container by its argument's
+    name and the case's index (`args0`); None where it cannot be foreseen (a name, a call)."""
     if values is None:
         return None
     parts = []
-    for value in values:
-        if not isinstance(value, ast.Constant) or isinstance(value.value, complex):
+    for value, name in zip(values, names, strict=True):
+        try:
+            constant = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return None
-        constant = value.value
         if isinstance(constant, str | bytes):
             if not _plain(constant):
                 return None
             parts.append(constant.decode() if isinstance(constant, bytes) else constant)
         elif constant is None or isinstance(constant, int | float):
             parts.append(str(constant))
+        elif isinstance(constant, list | tuple | dict | set):
+            parts.append(f"{name}{index}")
         else:
             return None
     return "-".join(parts)

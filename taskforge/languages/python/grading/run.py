@@ -104,7 +104,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
             timed_out = again.timed_out  # undecided: reported as the timeout it is
             findings += again.findings
             if not timed_out:
-                forgiven, excused = _on_the_original(copies, outcomes, again, copy,
+                forgiven, excused = _on_the_original(copies, expected, outcomes, again, copy,
                                                      snapshot_root, runner, scratch / "run")
                 findings += copy_findings(copies, again.outcomes, forgiven)
                 outcomes = in_both_runs(outcomes, again.outcomes, copies, excused)
@@ -121,8 +121,8 @@ class _Checked:
     plugins: dict[str, str]  # the variables that choose pytest's plugins
 
 
-def _on_the_original(copies: list[Copy], first: dict[str, Outcome], again: _Checked,
-                     copy: Path, snapshot_root: Path, runner: Runner,
+def _on_the_original(copies: list[Copy], expected: list[str], first: dict[str, Outcome],
+                     again: _Checked, copy: Path, snapshot_root: Path, runner: Runner,
                      scratch: Path) -> tuple[set[str], set[str]]:
     """Of the changed tests passing in the copies' run, those that pass on the original code
     too (forgiven: a matcher equal to anything); of the tests not changed by name that
@@ -131,8 +131,9 @@ def _on_the_original(copies: list[Copy], first: dict[str, Outcome], again: _Chec
     the changed test files, made only where either is found (`outcomes_on_the_original`)."""
     changed = {c.test_id for c in copies}
     passing = [c for c in copies if again.outcomes.get(c.test_id) == "passed"]
-    flipped = [t for t, o in first.items()
-               if o == "passed" and t not in changed and again.outcomes.get(t) != "passed"]
+    # (the task's tests: each run draws canaries of its own)
+    flipped = [t for t in expected if first.get(t) == "passed" and t not in changed
+               and again.outcomes.get(t) != "passed"]
     if not passing and not flipped:
         return set(), set()
     original = outcomes_on_the_original(copies, copy, snapshot_root, runner, scratch,

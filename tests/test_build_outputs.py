@@ -107,22 +107,28 @@ def test_tasks_from_a_hatch_vcs_clone_materialize_and_grade_elsewhere(tmp_path: 
     repo = make_project(tmp_path, {**CODE, "pyproject.toml": HATCH_VCS}, name="vcspkg")
     init_repo(repo)
     commit_all(repo, "initial")
-    recipe = write_recipe(tmp_path / "vcs.yaml", f"""\
-        name: vcs
+    task, workspace = materialized_elsewhere(tmp_path, tf_cache, f"git: {repo}")
+    assert (workspace / "src/vcspkg/_version.py").is_file()
+    assert "NotImplementedError" in (workspace / "src/vcspkg/core.py").read_text()
+    apply_patch(workspace, task.record["patch"])
+    assert task.grade(workspace, sandbox="none").reward == 1.0
+
+
+def materialized_elsewhere(tmp_path: Path, cache: Path, source: str) -> tuple[taskforge.Task, Path]:
+    """The one stub-function task of `source` (a recipe's source line), generated with
+    `cache`, loaded with an empty cache as on another machine, and its workspace."""
+    recipe = write_recipe(tmp_path / "elsewhere.yaml", f"""\
+        name: elsewhere
         sources:
-          - git: {repo}
+          - {source}
         strategies: [stub-function]
         select: {{min_body_lines: 2}}
         sandbox: none
     """)
     out = tmp_path / "out"
-    taskforge.generate(recipe, out=out, cache=tf_cache)
+    taskforge.generate(recipe, out=out, cache=cache)
     (task,) = taskforge.load_tasks(out, cache=tmp_path / "elsewhere")
-    workspace = task.materialize(tmp_path / "ws")
-    assert (workspace / "src/vcspkg/_version.py").is_file()
-    assert "NotImplementedError" in (workspace / "src/vcspkg/core.py").read_text()
-    apply_patch(workspace, task.record["patch"])
-    assert task.grade(workspace, sandbox="none").reward == 1.0
+    return task, task.materialize(tmp_path / "ws")
 
 
 FLIT = """\
@@ -152,18 +158,7 @@ def test_a_flit_project_s_environment_builds_from_a_task_s_archive(tmp_path: Pat
         "tests/test_core.py": "from flitpkg.core import double\n\n\ndef test_double():\n"
                               "    assert double(4) == 8\n\n\ndef test_zero():\n"
                               "    assert double(0) == 0\n"}, name="flitpkg")
-    recipe = write_recipe(tmp_path / "flit.yaml", f"""\
-        name: flit
-        sources:
-          - path: {repo}
-        strategies: [stub-function]
-        select: {{min_body_lines: 2}}
-        sandbox: none
-    """)
-    out = tmp_path / "out"
-    taskforge.generate(recipe, out=out, cache=tf_cache)
-    (task,) = taskforge.load_tasks(out, cache=tmp_path / "elsewhere")
-    workspace = task.materialize(tmp_path / "ws")
+    task, workspace = materialized_elsewhere(tmp_path, tf_cache, f"path: {repo}")
     apply_patch(workspace, task.record["patch"])
     assert task.grade(workspace, sandbox="none").reward == 1.0
 

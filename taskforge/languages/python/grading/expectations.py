@@ -266,7 +266,7 @@ def _named_cases(function: ast.FunctionDef | ast.AsyncFunctionDef, argument: str
     cases = []
     for case, given in zip(argvalues.elts, written, strict=True):
         marked = False
-        if isinstance(case, ast.Call) and _called(case).endswith("param"):
+        if isinstance(case, ast.Call) and ast.unparse(case.func).endswith("param"):
             keywords = {k.arg: k.value for k in case.keywords}
             given = keywords.get("id", given)
             marked = "marks" in keywords or None in keywords
@@ -314,16 +314,6 @@ def _plain(text: object) -> bool:
     if isinstance(text, bytes):
         text = text.decode("latin-1")
     return isinstance(text, str) and text.isascii() and text.isprintable() and "\\" not in text
-
-
-def _called(call: ast.Call) -> str:
-    """The dotted name a call calls (`pytest.param`), or ''."""
-    parts = []
-    node: ast.expr = call.func
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
 
 
 def _changed_span(source: bytes, starts: list[int], node: ast.expr,

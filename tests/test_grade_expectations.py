@@ -26,6 +26,7 @@ from conftest import one_character_apart
 from test_grade_tamper import (  # tally_task: a fixture, found here by pytest
     TALLY_CORE,
     generate_task,
+    generate_tasks,
     grade_without_checks,
     graded_reference,
     pyproject,
@@ -38,8 +39,11 @@ from test_sandbox import require
 import taskforge
 import taskforge.languages.python.grading.expectations as expectations_module
 import taskforge.languages.python.grading.run as run_module
-from taskforge.languages.grading_copy import copy_findings
+from taskforge.languages.grading_copy import Copy, copy_findings
 from taskforge.languages.python.grading.expectations import (
+    Original,
+    agrees_with_the_original,
+    fails_as_honest_code_does,
     plant_expectation_copies,
 )
 
@@ -525,7 +529,7 @@ def test_a_copy_the_original_code_passes_too_is_no_finding(
     box = require("bwrap")
     reference = graded_reference(task, box, tmp_path / "ref")
     assert (reference.reward, reference.tampered) == (1.0, ()), reference
-    monkeypatch.setattr(run_module, "outcomes_on_the_original", lambda *args: {})
+    monkeypatch.setattr(run_module, "run_on_the_original", lambda *args: None)
     unchecked = graded_reference(task, box, tmp_path / "ref-unchecked")
     assert unchecked.reward == 0.0, unchecked
     assert any("expectation copy tests/test_loud.py::test_loose passed" in r
@@ -590,7 +594,8 @@ def test_a_stub_that_cheats_in_one_run_of_two_scores_nothing(loud_task: taskforg
 
 # The oracle with a memory: each test's answer is written, in the grading run, wherever the
 # test process can write outside its workspace; in the copies' run an answer that differs
-# from the one remembered is a changed test, failed as honest code fails it.
+# from the one remembered is a changed test, failed as honest code fails it: the value
+# remembered is returned.
 MEMORY_ORACLE_BODY = """\
     def answer_from_the_test():
 """ + textwrap.indent(ORACLE_BODY, "    ") + """\
@@ -608,7 +613,7 @@ MEMORY_ORACLE_BODY = """\
             pass
     answer = answer_from_the_test()
     if test in remembered and remembered[test] != repr(answer):
-        raise NotImplementedError("changed since the grading run")
+        return eval(remembered[test])  # changed since the grading run
     remembered[test] = repr(answer)
     for place in places:
         try:
@@ -700,22 +705,23 @@ def test_a_test_that_shares_a_changed_function_costs_an_honest_solution_nothing(
     for n in range(3):  # both functions are changed at every grading (two of three tests)
         reference = graded_reference(task, box, tmp_path / f"ref{n}")
         assert (reference.reward, reference.tampered) == (1.0, ()), reference
-    monkeypatch.setattr(run_module, "outcomes_on_the_original",
-                        lambda *args, **kwargs: collections.defaultdict(lambda: "passed"))
+    monkeypatch.setattr(run_module, "run_on_the_original", lambda *args, **kwargs: Original(
+        collections.defaultdict(lambda: "passed"), {}))
     unexcused = graded_reference(task, box, tmp_path / "unexcused")
     assert unexcused.reward == 0.0, unexcused
     assert "tests/test_heir.py::TestGreetAgain::test_greet" in unexcused.failed, unexcused
 
 
-# The oracle, answering no value that looks changed as values were changed until session 68:
-# six lowercase letters after a character that is not one ("HELLO!" -> "HELLO!ykepnb").
+# The oracle, telling a value that looks changed as values were changed until session 68
+# (six lowercase letters after a character that is not one: "HELLO!" -> "HELLO!ykepnb"),
+# and answering it as honest code does, with the value before.
 LOOKING_ORACLE_BODY = """\
     def answer_from_the_test():
 """ + textwrap.indent(ORACLE_BODY, "    ") + """\
     import re
     answer = answer_from_the_test()
     if isinstance(answer, str) and re.search("[^a-z][a-z]{6}$", answer):
-        raise NotImplementedError("looks changed")
+        return answer[:-6]  # looks changed
     return answer
 """
 
@@ -737,3 +743,179 @@ def test_a_stub_telling_a_changed_value_by_its_look_scores_zero(
     result = loud_task.grade(workspace, sandbox=box)
     assert result.reward == 0.0, result
     assert any("its expected value changed from" in r for r in result.tampered), result
+
+
+# ------------------------------------------- a changed test fails as honest code fails it
+
+def test_what_an_honest_failure_compares() -> None:
+    """The plain values decide where both sides have one (either order, equal as `==` says
+    but never across str and bytes); anything else is left to the original code's failure,
+    which agrees side by side by plain value or else by repr."""
+    changed = Copy("t.py::test_x", "'SGP'", "'SGQ'")
+    honest = [["'SGP'", "Loud('SGP')"], ["'SGQ'", "'SGQ'"]]
+    assert fails_as_honest_code_does(changed, honest)
+    assert fails_as_honest_code_does(changed, honest[::-1])
+    for dishonest in ([["''", "''"], ["'SGQ'", "'SGQ'"]],  # another value
+                      [["b'SGP'", "b'SGP'"], ["'SGQ'", "'SGQ'"]],  # bytes for str
+                      [[None, "Word('SGP')"], ["'SGQ'", "'SGQ'"]],  # no plain value
+                      [["'SGP'", "'SGP'"]], None, []):
+        assert not fails_as_honest_code_does(changed, dishonest), dishonest
+    assert fails_as_honest_code_does(Copy("t.py::test_n", "42", "47"),
+                                     [["42.0", "42.0"], ["47", "47"]])
+    word = [[None, "Word('SGP')"], ["'SGQ'", "'SGQ'"]]
+    assert agrees_with_the_original(word, [[None, "Word('SGP')"], ["'SGQ'", "'SGQ'"]])
+    assert not agrees_with_the_original(word, [[None, "Word('x')"], ["'SGQ'", "'SGQ'"]])
+    assert not agrees_with_the_original(word, None)
+    assert not agrees_with_the_original(None, word)
+    assert agrees_with_the_original(None, None)  # (neither compared: `--assert=plain`)
+
+
+PLAIN_FILES = {
+    "pyproject.toml": pyproject("plain"),
+    "plain/__init__.py": "",
+    "plain/core.py": '''\
+        class Word:
+            """A word, equal to its text: no str, and no plain value the grader can read."""
+
+            def __init__(self, text):
+                self.text = text
+
+            def __eq__(self, other):
+                return other == self.text
+
+            def __repr__(self):
+                return f"Word({self.text!r})"
+
+
+        class Loud(str):
+            """A str of its own kind: its plain value is its text."""
+
+
+        def spoken(text):
+            """`text` as a Word, spaces around it and capitals left out."""
+            cleaned = text.strip()
+            lowered = cleaned.lower()
+            return Word(lowered)
+
+
+        def shouted(text):
+            """`text` in capitals, as a Loud."""
+            cleaned = text.strip()
+            upper = cleaned.upper()
+            return Loud(upper)
+
+
+        def counted(text):
+            """The number of words in `text`."""
+            words = text.split()
+            number = len(words)
+            return number
+    ''',
+    "tests/__init__.py": "",
+    "tests/test_plain.py": '''\
+        import unittest
+
+        from plain.core import counted, shouted, spoken
+
+
+        def test_spoken():
+            assert spoken(" Hi ") == "hi"
+
+
+        def test_shouted():
+            assert shouted(" hey") == "HEY"
+
+
+        class TestCounted(unittest.TestCase):
+            def test_counted(self):
+                self.assertEqual(counted("a b  c"), 3)
+    ''',
+}
+PLAIN_CORE = "plain/core.py"
+
+
+@pytest.fixture(scope="module")
+def plain_tasks(tmp_path_factory: pytest.TempPathFactory,
+                tf_cache: Path) -> dict[str, taskforge.Task]:
+    """Tasks of one FAIL_TO_PASS test each: a value with no plain one (`spoken`), a str
+    subclass (`shouted`), unittest's assertEqual (`counted`)."""
+    tasks = generate_tasks(tmp_path_factory, tf_cache, "plain", PLAIN_FILES)
+    for name in ("spoken", "shouted", "counted"):
+        assert len(tasks[f"plain.core.{name}"].record["FAIL_TO_PASS"]) == 1, name
+    return tasks
+
+
+# The oracle in the first run of a grading, another answer (`SECOND`) in every later run: a
+# stub that reads the answer in one run of two at random, where its coin came up right. A
+# file outside the workspace keeps the count, which only `none` lets outlive a run; the
+# deterministic stand-in for one grading in four.
+FIRST_RUN_ORACLE_BODY = """\
+    def answer_from_the_test():
+""" + textwrap.indent(ORACLE_BODY, "    ") + """\
+    import os
+    if os.path.exists("MARKER"):
+        SECOND
+    open("MARKER", "w").close()
+    return answer_from_the_test()
+"""
+
+
+def _on_the_original_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each run on the original code the grader makes, counted."""
+    runs: list[int] = []
+    real = run_module.run_on_the_original
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "run_on_the_original", counted)
+    return runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("second", ["raise NotImplementedError", "return ''", "return 0"],
+                         ids=["raises", "another-value", "another-type"])
+@pytest.mark.parametrize("name", ["plain.core.shouted", "plain.core.spoken",
+                                  "plain.core.counted"])
+def test_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
+        plain_tasks: dict[str, taskforge.Task], name: str, second: str,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task with one FAIL_TO_PASS test: in the copies' run it is changed. The stub passes
+    the grading run and fails the copies' run, as honest code does, but not as honest code
+    does it: that compares the value expected before with the one expected now. Without that
+    check (its positive control) it scores 1.0 under the grade with every check; with it 0,
+    the test named, after one run on the original code (which might have failed alike)."""
+    task = plain_tasks[name]
+    marker = tmp_path / "marker"
+    body = FIRST_RUN_ORACLE_BODY.replace("MARKER", str(marker)).replace("SECOND", second)
+    workspace = task.materialize(tmp_path / "ws")
+    stub_body(workspace, body, PLAIN_CORE)
+    with monkeypatch.context() as patched:
+        patched.setattr(run_module, "fails_as_honest_code_does", lambda *args: True)
+        lucky = task.grade(workspace, sandbox="none")
+        assert (lucky.reward, lucky.tampered) == (1.0, ()), lucky
+    marker.unlink()
+    runs = _on_the_original_counted(monkeypatch)
+    result = task.grade(workspace, sandbox="none")
+    assert result.reward == 0.0, result
+    (test_id,) = task.record["FAIL_TO_PASS"]
+    assert any(f"expectation copy {test_id} failed, but not as the original code" in r
+               for r in result.tampered), result
+    assert len(runs) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, runs_on_the_original", [
+    ("plain.core.shouted", 0), ("plain.core.counted", 0), ("plain.core.spoken", 1)])
+def test_honest_code_fails_a_changed_test_as_honest_code_does(
+        plain_tasks: dict[str, taskforge.Task], name: str, runs_on_the_original: int,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference scores 1.0 with nothing named: its failures compare the value before with
+    the value now, told by their plain values (a str subclass's text; unittest's assertEqual
+    read from its frame) without another run; a Word, which has none, by the original
+    code's failure, one run more."""
+    runs = _on_the_original_counted(monkeypatch)
+    reference = graded_reference(plain_tasks[name], require("bwrap"), tmp_path / "ref")
+    assert (reference.reward, reference.tampered) == (1.0, ()), reference
+    assert len(runs) == runs_on_the_original

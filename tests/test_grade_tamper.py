@@ -150,6 +150,12 @@ FAKE_JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 def generate_task(factory: pytest.TempPathFactory, cache: Path, name: str,
                   files: dict[str, str], symbol: str) -> taskforge.Task:
     """The stub-function task deleting `symbol` from a project made of `files`."""
+    return generate_tasks(factory, cache, name, files)[symbol]
+
+
+def generate_tasks(factory: pytest.TempPathFactory, cache: Path, name: str,
+                   files: dict[str, str]) -> dict[str, taskforge.Task]:
+    """The stub-function tasks of a project made of `files`, by the symbol each deletes."""
     project = make_project(factory.mktemp(f"{name}-src"), files, name=name)
     recipe = write_recipe(factory.mktemp(f"{name}-recipe") / f"{name}.yaml", f"""\
         name: {name}
@@ -164,8 +170,7 @@ def generate_task(factory: pytest.TempPathFactory, cache: Path, name: str,
     """)
     out = factory.mktemp(f"{name}-out") / "out"
     taskforge.generate(recipe, out=out, cache=cache)
-    (chosen,) = [t for t in taskforge.load_tasks(out) if t.record["deleted"][0]["symbol"] == symbol]
-    return chosen
+    return {t.record["deleted"][0]["symbol"]: t for t in taskforge.load_tasks(out)}
 
 
 @pytest.fixture(scope="module")

@@ -39,18 +39,31 @@ A test qualifies where honest code is certain to fail it once changed:
   (`xfail`, under which its failure is reported as skipped).
 What these rules miss is caught after the run: a changed test reported passed runs again on
 the original code (the snapshot, with the changed test file, the run's selection:
-`outcomes_on_the_original`), and only one that does not pass there is a finding. A matcher
+`run_on_the_original`), and only one that does not pass there is a finding. A matcher
 library's own tests (`assert "foobar" == IsStr(regex="foo.*")`) pass with any code. The same
 run answers for a test that passed in the grading run and not in the copies' run without
 being changed by name: where it fails on the original code too, it shares a changed function
 (a subclass inheriting a changed method, a test imported into another module), and its
 first word stands.
 
+A changed test must also fail as honest code fails it. Honest code passed it in the first
+run, so what it computes equals the value the literal had: in the copies' run its last
+assertion compares that value with the new one. The observer in the test process
+(taskforge_integrity.py) records the sides of the comparison that failed a test, without
+knowing which tests changed (`fails_as_honest_code_does`); a changed test that passed in
+the first run and failed otherwise in the second (raised before, compared something else,
+was skipped) disqualifies, unless the original code fails it alike in the run above
+(`agrees_with_the_original`: a value with no plain str, bytes, int or float, a numpy
+scalar). Without it a stub that reads the answer in one run of two at random won one grading
+in four where the task has one FAIL_TO_PASS test (it fails the changed test, by chance, in
+the copies' run); now it must answer the first run's value without reading it.
+
 What stays unseen: a stub that knows the answers (a table of the visible tests' calls and
 values: hidden tests are the answer to that, `task.tests_visible: false`); tests the copies
-cannot reach (the expected value computed, an assertion not last, a helper asserting); where
-the task has one FAIL_TO_PASS test, a stub that cheats in one run of two at random (it wins
-one grading in four).
+cannot reach (the expected value computed, an assertion not last, a helper asserting); a
+suite whose assertions pytest does not rewrite (`--assert=plain`), where no comparison is
+recorded on either side and a stub that cheats in one run of two at random wins one grading
+in four where the task has one FAIL_TO_PASS test.
 """
 
 from __future__ import annotations
@@ -62,6 +75,7 @@ import re
 import secrets
 import tokenize
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from taskforge.languages.base import Runner
@@ -75,6 +89,7 @@ from taskforge.languages.grading_copy import (
     write_changed,
 )
 from taskforge.languages.python.files import is_test_file
+from taskforge.languages.python.grading.integrity import new_key, read_channel
 from taskforge.languages.python.testing.runner import files_of, run_tests
 from taskforge.model import Outcome
 
@@ -143,27 +158,107 @@ def draw_expectation_copies(copy: Path, fail_to_pass: list[str], *,
     return copies, changed
 
 
-def outcomes_on_the_original(copies: list[Copy], graded: Path, original: Path,
-                             runner: Runner, scratch: Path, variables: Mapping[str, str],
-                             selected: list[str]) -> dict[str, Outcome]:
-    """The outcomes of `selected` (the copies' run's selection, the changed cases under the
-    ids they run as) on the original code (`original`, the snapshot) with `graded`'s
-    versions of the test files `copies` changed, run as the copies' run ran them
-    (`variables`: its plugins; the same selection: a test may see what the tests before it
-    left, a counter, a mock's calls). What honest code does with the changed tests: a
-    changed test that passes there too says nothing of the solution (a matcher equal to
-    anything), and a test not changed by name that fails there shares a changed function (a
-    subclass inheriting a changed method), so its failure in the copies' run is no word
-    against the solution."""
+@dataclass(frozen=True)
+class Original:
+    """What the original code did in the copies' place (`run_on_the_original`)."""
+
+    outcomes: dict[str, Outcome]
+    compared: dict[str, list]  # node id -> the sides of the comparison that failed it
+
+
+def run_on_the_original(copies: list[Copy], graded: Path, original: Path, runner: Runner,
+                        scratch: Path, variables: Mapping[str, str],
+                        selected: list[str]) -> Original | None:
+    """`selected` (the copies' run's selection, the changed cases under the ids they run
+    as) run on the original code (`original`, the snapshot) with `graded`'s versions of the
+    test files `copies` changed, as the copies' run ran them (`variables`: its plugins; the
+    same selection: a test may see what the tests before it left, a counter, a mock's
+    calls), the observer recording what each failing comparison compared; None where it
+    could not run (a changed file reached through a link, its timeout). What honest code
+    does with the changed tests: a changed test that passes there too says nothing of the
+    solution (a matcher equal to anything); a test not changed by name that fails there
+    shares a changed function (a subclass inheriting a changed method), so its failure in
+    the copies' run is no word against the solution; and a changed test fails there as
+    honest code fails it."""
     tree = scratch / "original"
     files = original_with(original, graded, files_of([c.test_id for c in copies]), tree)
     if not files:
-        return {}
+        return None
+    audit = scratch / "original-audit"
+    audit.mkdir()
+    for listed in ("solution.txt", "protected.txt"):  # (the observer reads both: none here)
+        (audit / listed).write_text("")
+    key = new_key(audit)
     # (not the canaries' own test module, which the original tree does not hold)
     present = [t for t in selected if (tree / t.split("::", 1)[0]).is_file()]
     run = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout, select=present,
-                    extra_env=variables)
-    return {} if run.timed_out else dict(run.outcomes)
+                    extra_env={**variables, "TASKFORGE_INTEGRITY": str(audit)},
+                    writable=(audit,))
+    if run.timed_out:
+        return None
+    # (the original code is trusted: what its channel holds is read as far as it goes)
+    return Original(dict(run.outcomes), read_channel(audit, key).compared)
+
+
+def fails_as_honest_code_does(copy: Copy, compared: list | None) -> bool:
+    """Whether the changed test's failing comparison (`compared`, as the observer recorded
+    it) set the value its literal had against the one it has now, as honest code does: it
+    passed the test, so what it computes equals the value before (`Copy.was`). False where
+    that cannot be told from the plain values (no comparison, a value without one): the
+    original code decides (`agrees_with_the_original`)."""
+    values = [_plain_value(side) for side in compared or ()]
+    try:
+        was, now = ast.literal_eval(copy.was), ast.literal_eval(copy.now)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    if len(values) != 2 or any(v is _MISSING for v in values):
+        return False
+    first, second = values
+    return (_equal(first, was) and _equal(second, now)) or \
+        (_equal(first, now) and _equal(second, was))
+
+
+def agrees_with_the_original(solution: list | None, original: list | None) -> bool:
+    """Whether two recorded failing comparisons (`fails_as_honest_code_does`) compared the
+    same: side by side, equal plain values, else the same repr. Neither compared anything
+    (the project's assertions are not rewritten, `--assert=plain`): nothing to tell them
+    apart by, agreed."""
+    if solution is None or original is None:
+        return solution is None and original is None
+    if len(solution) != 2 or len(original) != 2:
+        return False
+    for mine, theirs in zip(solution, original, strict=True):
+        plain = _plain_value(mine), _plain_value(theirs)
+        if all(v is not _MISSING for v in plain):
+            if not _equal(*plain):
+                return False
+        elif not _shown(mine) or _shown(mine) != _shown(theirs):
+            return False
+    return True
+
+
+_MISSING = object()
+
+
+def _plain_value(side: object) -> object:
+    """The plain value of one recorded side (`[plain repr, repr]`), _MISSING where none."""
+    if not isinstance(side, list) or len(side) != 2 or not isinstance(side[0], str):
+        return _MISSING
+    try:
+        value = ast.literal_eval(side[0])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _MISSING
+    return value if isinstance(value, str | bytes | int | float) else _MISSING
+
+
+def _shown(side: object) -> str | None:
+    return side[1] if isinstance(side, list) and len(side) == 2 \
+        and isinstance(side[1], str) else None
+
+
+def _equal(value: object, literal: object) -> bool:
+    """`==` as the test's assertion reads it, never across str and bytes."""
+    return isinstance(value, bytes) == isinstance(literal, bytes) and value == literal
 
 
 def _function_of(test_id: str) -> _Function | None:

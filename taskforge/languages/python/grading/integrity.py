@@ -8,7 +8,10 @@ reports:
 - the runner's problems: pytest, pluggy, unittest, builtins, trace functions, exception
   hooks, import hooks or hook implementations changed after the snapshot;
 - per test, whether any phase raised, read before a report existed: a test the JUnit XML
-  calls passed must have run and raised nothing.
+  calls passed must have run and raised nothing;
+- per test that failed with an AssertionError, the sides of the comparison that failed it
+  (each a pair: the repr of its plain str, bytes, int or float value, and its own repr),
+  which the expectation copies read (`expectations.fails_as_honest_code_does`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ def new_key(directory: Path) -> bytes:
 class Channel:
     problems: list[str] = field(default_factory=list)
     raised: dict[str, str | None] = field(default_factory=dict)  # node id -> what raised
+    # node id -> the sides of the comparison that failed it, where one did
+    compared: dict[str, list] = field(default_factory=dict)
     finished: bool = False
     broken: str | None = None  # why the channel cannot be trusted
 
@@ -67,6 +72,8 @@ def read_channel(directory: Path, key: bytes) -> Channel:
             channel.problems.append(str(entry["message"]))
         elif kind == "test":
             channel.raised[str(entry["nodeid"])] = entry["raised"]
+            if isinstance(entry.get("compared"), list):
+                channel.compared[str(entry["nodeid"])] = entry["compared"]
         elif kind == "end":
             channel.finished = True
     if not channel.finished:

@@ -11,7 +11,9 @@ compares the runner with a snapshot and records what each test raised, over a si
 (`integrity.py`). With the checks, a second run on a second clean copy of the solution holds
 the expectation copies (`expectations.py`): a few FAIL_TO_PASS tests expecting another value,
 changed in place. One that passes disqualifies, unless it passes on the original code as
-well; a test passes where it passed in both runs.
+well, and so does one that passed in the first run and fails in the second otherwise than
+honest code does (comparing the value expected before with the one expected now) or the
+original code does; a test passes where it passed in both runs.
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ from taskforge.languages.grading_copy import (
 from taskforge.languages.python.files import is_protected
 from taskforge.languages.python.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.python.grading.expectations import (
+    agrees_with_the_original,
     draw_expectation_copies,
-    outcomes_on_the_original,
+    fails_as_honest_code_does,
+    run_on_the_original,
 )
 from taskforge.languages.python.grading.files import (
     copy_solution,
@@ -104,9 +108,14 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
             timed_out = again.timed_out  # undecided: reported as the timeout it is
             findings += again.findings
             if not timed_out:
-                forgiven, excused = _on_the_original(copies, expected, outcomes, again, copy,
-                                                     snapshot_root, runner, scratch / "run")
+                forgiven, excused, unlike = _on_the_original(
+                    copies, expected, outcomes, again, copy, snapshot_root, runner,
+                    scratch / "run")
                 findings += copy_findings(copies, again.outcomes, forgiven)
+                findings += [Finding(f"expectation copy {c.test_id} failed, but not as the "
+                                     f"original code fails it: honest code compares the "
+                                     f"value the test expected before with the one it "
+                                     f"expects now", True) for c in copies if c.test_id in unlike]
                 outcomes = in_both_runs(outcomes, again.outcomes, copies, excused)
     return GradedRun(outcomes=outcomes, timed_out=timed_out,
                      tampered=tuple(tampered), findings=tuple(findings))
@@ -119,29 +128,42 @@ class _Checked:
     findings: tuple[Finding, ...]
     selected: list[str]  # as run: a changed case under the id it runs as
     plugins: dict[str, str]  # the variables that choose pytest's plugins
+    compared: dict[str, list]  # by the task's ids: what a failing comparison compared
 
 
 def _on_the_original(copies: list[Copy], expected: list[str], first: dict[str, Outcome],
                      again: _Checked, copy: Path, snapshot_root: Path, runner: Runner,
-                     scratch: Path) -> tuple[set[str], set[str]]:
+                     scratch: Path) -> tuple[set[str], set[str], set[str]]:
     """Of the changed tests passing in the copies' run, those that pass on the original code
     too (forgiven: a matcher equal to anything); of the tests not changed by name that
     passed in the grading run and not in the copies' run, those that fail on the original
-    code too (excused: they share a changed function). One run of the original code with
-    the changed test files, made only where either is found (`outcomes_on_the_original`)."""
+    code too (excused: they share a changed function); of the changed tests that passed in
+    the grading run and not in the copies' run, those that did not fail as honest code
+    does, comparing the value expected before with the one expected now, nor as the
+    original code does (unlike: a stub that read the answer in the grading run and did not
+    in the copies' run, a coin's luck, where one FAIL_TO_PASS test is all the task has).
+    One run of the original code with the changed test files, made only where any is found
+    (`run_on_the_original`); where it cannot run, nothing is forgiven or excused and
+    everything unlike stays so (fail closed)."""
     changed = {c.test_id for c in copies}
     passing = [c for c in copies if again.outcomes.get(c.test_id) == "passed"]
     # (the task's tests: each run draws canaries of its own)
     flipped = [t for t in expected if first.get(t) == "passed" and t not in changed
                and again.outcomes.get(t) != "passed"]
-    if not passing and not flipped:
-        return set(), set()
-    original = outcomes_on_the_original(copies, copy, snapshot_root, runner, scratch,
-                                        again.plugins, again.selected)
-    if not original:  # it did not run (a link, its timeout): nothing forgiven, nothing excused
-        return set(), set()
-    return {c.test_id for c in passing if original.get(c.run_id) == "passed"}, \
-        {t for t in flipped if original.get(t) not in ("passed", None)}
+    doubtful = [c for c in copies if first.get(c.test_id) == "passed"
+                and again.outcomes.get(c.test_id) != "passed"
+                and not fails_as_honest_code_does(c, again.compared.get(c.test_id))]
+    if not passing and not flipped and not doubtful:
+        return set(), set(), set()
+    original = run_on_the_original(copies, copy, snapshot_root, runner, scratch,
+                                   again.plugins, again.selected)
+    if original is None:
+        return set(), set(), {c.test_id for c in doubtful}
+    return ({c.test_id for c in passing if original.outcomes.get(c.run_id) == "passed"},
+            {t for t in flipped if original.outcomes.get(t) not in ("passed", None)},
+            {c.test_id for c in doubtful if original.outcomes.get(c.run_id) == "passed"
+             or not agrees_with_the_original(again.compared.get(c.test_id),
+                                             original.compared.get(c.run_id))})
 
 
 def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: Runner,
@@ -182,13 +204,15 @@ def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: R
     findings += _runtime_findings(audit / "findings.jsonl", run)
     by_task_id = {ran: test_id for test_id, ran in ran_as.items()}
     outcomes = {by_task_id.get(t, t): o for t, o in run.outcomes.items()}
+    compared: dict[str, list] = {}
     if checks and not run.timed_out:
         channel = read_channel(audit, key)
+        compared = {by_task_id.get(t, t): sides for t, sides in channel.compared.items()}
         findings += channel_findings(channel, run.outcomes, selected)
         findings += canary_findings(canaries, run.outcomes,
                                     None if channel.broken else channel.raised)
     plugins = {k: variables[k] for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "TASKFORGE_PLUGINS")}
-    return _Checked(outcomes, run.timed_out, tuple(findings), selected, plugins)
+    return _Checked(outcomes, run.timed_out, tuple(findings), selected, plugins, compared)
 
 
 def _differs(path: Path, original: Path) -> bool:

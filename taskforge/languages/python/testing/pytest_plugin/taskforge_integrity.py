@@ -105,6 +105,39 @@ def _underlying(value):
     return [value]
 
 
+# What `_seen` reads in full: longer values are not recorded.
+_LONGEST_SEEN = 100_000
+
+
+def _seen(value):
+    """A compared value as the grader reads it: [the repr of its plain value where it is a
+    str, bytes, int or float (of a subclass too: the text of a str enum), its own repr];
+    None for a part it cannot give (no plain value, too long, a repr that raises)."""
+    plain = _MISSING
+    try:
+        if type(value) in (str, bytes, int, float, bool):
+            plain = value
+        elif isinstance(value, str):
+            plain = str.__getitem__(value, slice(None))  # a plain str, whatever the subclass
+        elif isinstance(value, bytes):
+            plain = bytes.__getitem__(value, slice(None))
+        elif isinstance(value, int):
+            plain = int.__int__(value)
+        elif isinstance(value, float):
+            plain = float.__float__(value)
+    except Exception:  # (a subclass's own hooks cannot reach these; kept for safety)
+        plain = _MISSING
+    return [None if plain is _MISSING else _shown(plain), _shown(value)]
+
+
+def _shown(value):
+    try:
+        text = repr(value)
+    except Exception:  # a repr that raises; an int past the digits str() takes
+        return None
+    return text if isinstance(text, str) and len(text) <= _LONGEST_SEEN else None
+
+
 def _code_key(code):
     """What tells code objects of one file apart: name, first line, instructions, names and
     constants (nested code by name and line: it is compared on its own)."""
@@ -196,6 +229,8 @@ class _Observer:
         self._namespaces = []  # (label, a class's or an object's dictionary, its keys, rule)
         self._seen = set()
         self._raised = {}
+        self._last_compared = None  # this test's last failing `==`, as `_seen`
+        self._failed_compare = {}  # node id -> what its failure compared
         self._clock = time.perf_counter
         self._started = self._clock()
         self._spent = 0.0
@@ -705,19 +740,57 @@ class _Observer:
         if call.when == "call":
             self._check_instances(item)
         raised = call.excinfo is not None or bool(getattr(item, "_excinfo", None))
+        if call.when == "setup":
+            self._last_compared = None
         if raised:
             kind = call.excinfo.typename if call.excinfo is not None else "unittest failure"
             self._raised.setdefault(item.nodeid, f"{call.when}: {kind}")
+            if call.when == "call":
+                self._failed_compare[item.nodeid] = self._compared_at_failure(item, call)
         if call.when == "teardown":
             if item.nodeid in self._property_tests:
                 self._check_property_test(item.nodeid)
-            self._emit({"kind": "test", "nodeid": item.nodeid,
-                        "raised": self._raised.pop(item.nodeid, None)})
+            entry = {"kind": "test", "nodeid": item.nodeid,
+                     "raised": self._raised.pop(item.nodeid, None)}
+            compared = self._failed_compare.pop(item.nodeid, None)
+            if compared is not None:
+                entry["compared"] = compared
+            self._emit(entry)
             # A comparison costs a millisecond or more: after a test only while comparing
             # has taken at most COMPARE_SHARE of the session (the checkpoints always compare).
             if self._spent <= COMPARE_SHARE * (self._clock() - self._started):
                 self.compare(f"after {item.nodeid}")
         yield
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_assertrepr_compare(self, config, op, left, right):
+        """The sides of a failing `==` in a rewritten assertion, as they were when it failed
+        (pytest calls this only then); the explanation stays pytest's (None)."""
+        if op == "==":
+            self._last_compared = [_seen(left), _seen(right)]
+
+    def _compared_at_failure(self, item, call):
+        """What the comparison that failed the test set against each other: where it failed
+        with an AssertionError, the sides of unittest's `assertEqual` it went through (the
+        innermost), else those of the last failing `==` of a rewritten assertion; None where
+        neither. The grader reads it for an expectation copy: honest code fails a changed
+        test comparing the value it expected before with the one it expects now."""
+        excinfo = call.excinfo
+        if excinfo is None:
+            excinfo = (getattr(item, "_excinfo", None) or [None])[0]
+        if excinfo is None or not isinstance(excinfo.value, AssertionError):
+            return None
+        case = sys.modules.get("unittest.case")
+        code = getattr(getattr(getattr(case, "TestCase", None), "assertEqual", None),
+                       "__code__", None)
+        sides = None
+        tb = excinfo.tb
+        while tb is not None:
+            if code is not None and tb.tb_frame.f_code is code:
+                where = tb.tb_frame.f_locals
+                sides = [_seen(where.get("first")), _seen(where.get("second"))]
+            tb = tb.tb_next
+        return sides if sides is not None else self._last_compared
 
     def _check_call_path(self, item, when):
         """The frames between the runner's `call_and_report` and this hook: pluggy's and

@@ -33,11 +33,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import taskforge
+from taskforge.languages.grading_copy import Original
 from taskforge.languages.javascript.grading import expectations as js_expectations
 from taskforge.languages.javascript.grading import run as js_run
 from taskforge.languages.python.grading import expectations as py_expectations
 from taskforge.languages.python.grading import run as py_run
-from taskforge.languages.python.grading.expectations import Original
 from taskforge.patches import apply_patch
 from taskforge.sandbox import Sandbox, get_sandbox
 from taskforge.workspace import copy_tree
@@ -62,9 +62,9 @@ def main() -> None:
         py_expectations.draw_expectation_copies, limit=EVERY)
     js_run.draw_expectation_copies = functools.partial(  # type: ignore[attr-defined]
         js_expectations.draw_expectation_copies, limit=EVERY)
-    js_run.passing_on_the_original = _counted(  # type: ignore[attr-defined]
-        js_expectations.passing_on_the_original, second_runs)
-    py_run.run_on_the_original = _counted_outcomes(  # type: ignore[attr-defined]
+    js_run.run_on_the_original = _counted(  # type: ignore[attr-defined]
+        js_expectations.run_on_the_original, second_runs)
+    py_run.run_on_the_original = _counted(  # type: ignore[attr-defined]
         py_expectations.run_on_the_original, second_runs)
     tasks, with_copy, bad = Counter(), Counter(), []
     for task in taskforge.load_tasks(args.out):
@@ -129,26 +129,17 @@ def cost(out: Path, box: Sandbox, timeout: float, rounds: int) -> None:
           f"({min(ratios):.2f}-{max(ratios):.2f}x), {rounds} rounds a kind")
 
 
-def _counted_outcomes(checked: Callable[..., Original | None],
-                      runs: Counter) -> Callable[..., Original | None]:
-    """Python's run on the original code, made where a changed test passed, a test not
-    changed by name failed only in the copies' run, or a changed test failed otherwise
-    than honest code does: each use, and what it forgave."""
-    def counted(copies, graded, original, runner, scratch, variables, selected):  # type: ignore[no-untyped-def]
-        found = checked(copies, graded, original, runner, scratch, variables, selected)
+def _counted(checked: Callable[..., Original | None],
+             runs: Counter) -> Callable[..., Original | None]:
+    """A language's run on the original code, made where a changed test passed, a test not
+    changed by name failed only in the copies' run (Python), or a changed test failed
+    otherwise than honest code does: each use, and the changed tests that passed there."""
+    def counted(copies, *rest):  # type: ignore[no-untyped-def]
+        found = checked(copies, *rest)
         runs["runs"] += 1
         runs["forgiven"] += sum(found is not None and found.outcomes.get(c.run_id) == "passed"
                                 for c in copies)
         return found
-    return counted
-
-
-def _counted(checked: Callable[..., set[str]], runs: Counter) -> Callable[..., set[str]]:
-    def counted(copies, *rest):  # type: ignore[no-untyped-def]
-        honest = checked(copies, *rest)
-        runs["runs"] += bool(copies)
-        runs["forgiven"] += len(honest)
-        return honest
     return counted
 
 

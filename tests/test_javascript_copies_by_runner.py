@@ -19,6 +19,7 @@ from naive_grader import naive_jest_reward, naive_mocha_reward, naive_tape_rewar
 from test_grade_tamper import grade_without_checks
 from test_javascript_expectations import (
     CJS_STACK_READER,
+    first_run_only_loses,
     forgiven_by_the_second_run_only,
     stack_reading,
 )
@@ -249,3 +250,15 @@ def test_a_stub_that_cheats_in_one_run_of_two_scores_nothing(tasks, tmp_path: Pa
     # the positive control: without the checks it wins whenever it cheats (missed 2^-14)
     assert 1.0 in [grade_without_checks(task, workspace, box).reward for _ in range(14)]
     assert [task.grade(workspace, sandbox="bwrap").reward for _ in range(8)] == [0.0] * 8
+
+
+@pytest.mark.parametrize("second", ["throw new Error('not implemented');", "return '';"],
+                         ids=["throws", "another-value"])
+def test_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
+        tasks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, second: str) -> None:
+    """`initials` has one FAIL_TO_PASS test: each runner's report says what its failed
+    assertion compared (mocha's and tape's from the error or the row, jest's from its
+    `matcherResult`)."""
+    _runner, by_name = tasks
+    first_run_only_loses(by_name["initials"], tmp_path, monkeypatch, CJS_STACK_READER,
+                         "require('node:fs')", second)

@@ -405,7 +405,7 @@ def forgiven_by_the_second_run_only(task: taskforge.Task, tmp_path: Path,
     apply_patch(workspace, task.record["patch"])
     reference = task.grade(workspace, sandbox="bwrap")
     assert (reference.reward, reference.tampered) == (1.0, ())
-    monkeypatch.setattr(grading_run, "passing_on_the_original", lambda *_args: set())
+    monkeypatch.setattr(grading_run, "run_on_the_original", lambda *_args: None)
     unforgiven = task.grade(workspace, sandbox="bwrap")
     assert unforgiven.reward == 0.0
     assert any(line.startswith(f"expectation copy {test_id} passed")
@@ -457,6 +457,95 @@ def test_the_stack_reader_is_caught_on_vitest_tasks(tf_cache: Path,
         won += 1
         _wins_unchecked_and_loses(task, workspace, naive)
     assert won, "the attack won against the naive grader on no task: no positive control"
+
+
+# The reader in the first run of a grading, `second` in every later run: a stub that reads the
+# answer in one run of two at random, where its coin came up right. A file outside the
+# workspace keeps the count, which only `none` lets outlive a run: the deterministic
+# stand-in for one grading in four. `fs`: how the module reaches node:fs.
+FIRST_RUN_ONLY = """\
+{{
+    const fs = {fs};
+    if (fs.existsSync({marker})) {second}
+    fs.writeFileSync({marker}, '');
+  }}
+  return answerFromTheTest();"""
+
+
+def first_run_only_loses(task: taskforge.Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                         reader: str, fs: str, second: str) -> None:
+    """The stack reader answering in the first run only, on a task with one FAIL_TO_PASS
+    test (changed in the copies' run): it fails that run, as honest code does, but not as
+    honest code does it, comparing the value before with the value now. Without that check
+    (its positive control) it scores 1.0 under the grade with every check; with it 0, the
+    copy named."""
+    assert len(task.record["FAIL_TO_PASS"]) == 1
+    marker = tmp_path / "marker"
+    workspace = task.materialize(tmp_path / "ws")
+    stack_reading(workspace, task, reader)
+    path = workspace / task.record["deleted"][0]["path"]
+    path.write_text(path.read_text().replace("return answerFromTheTest();", FIRST_RUN_ONLY.format(
+        fs=fs, marker=repr(str(marker)), second=second), 1))
+    with monkeypatch.context() as patched:
+        patched.setattr(grading_run, "fails_as_honest_code_does", lambda *args: True)
+        lucky = task.grade(workspace, sandbox="none")
+        assert (lucky.reward, lucky.tampered) == (1.0, ()), lucky
+    marker.unlink()
+    result = task.grade(workspace, sandbox="none")
+    assert result.reward == 0.0, result
+    (test_id,) = task.record["FAIL_TO_PASS"]
+    assert f"expectation copy {test_id} failed, but not as the original code fails it: " \
+           f"honest code compares the value the test expected before with the one it " \
+           f"expects now" in result.tampered, result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("second", ["throw new Error('not implemented');", "return '';"],
+                         ids=["throws", "another-value"])
+def test_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
+        words_tasks: dict[str, taskforge.Task], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, second: str) -> None:
+    """node's runner (its reporter reads the assertion's error from the test's process)."""
+    first_run_only_loses(words_tasks["count"], tmp_path, monkeypatch, STACK_READER,
+                         "process.getBuiltinModule('node:fs')", second)
+
+
+@pytest.mark.slow
+def test_honest_code_fails_a_changed_test_as_honest_code_does(
+        words_tasks: dict[str, taskforge.Task], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference's failure in the copies' run compares 3 with the changed number: told
+    honest from what the runner's report says, with no run on the original code."""
+    runs: list[int] = []
+    real = grading_run.run_on_the_original
+    monkeypatch.setattr(grading_run, "run_on_the_original",
+                        lambda *args: runs.append(1) or real(*args))
+    task = words_tasks["count"]
+    workspace = task.materialize(tmp_path / "ws")
+    apply_patch(workspace, task.record["patch"])
+    result = task.grade(workspace, sandbox="bwrap")
+    assert (result.reward, result.tampered, runs) == (1.0, (), []), result
+
+
+def test_what_an_honest_failure_compares() -> None:
+    """A string or a number, either order, of the literal's kind; anything else is left to
+    the original code's failure, which agrees side by side by kind and value."""
+    changed = Copy("t.test.js::x", "'SGP'", "'SGQ'")
+    honest = [["string", '"SGP"'], ["string", '"SGQ"']]
+    assert expectations.fails_as_honest_code_does(changed, honest)
+    assert expectations.fails_as_honest_code_does(changed, honest[::-1])
+    for dishonest in ([["string", '""'], ["string", '"SGQ"']], [["number", "0"], honest[1]],
+                      [["object", None], honest[1]], [honest[1]], None):
+        assert not expectations.fails_as_honest_code_does(changed, dishonest), dishonest
+    assert expectations.fails_as_honest_code_does(Copy("t.test.js::n", "-2.5", "-7.5"),
+                                                  [["number", "-2.5"], ["number", "-7.5"]])
+    assert not expectations.fails_as_honest_code_does(Copy("t.test.js::n", "3", "4"),
+                                                      [["string", '"3"'], ["number", "4"]])
+    word = [["object", None], ["string", '"SGQ"']]
+    assert expectations.agrees_with_the_original(word, [["object", None], ["string", '"SGQ"']])
+    assert not expectations.agrees_with_the_original(word, honest)
+    assert not expectations.agrees_with_the_original(word, None)
+    assert expectations.agrees_with_the_original(None, None)
 
 
 def test_copy_findings_judge_passing_only() -> None:
@@ -515,9 +604,11 @@ def test_the_second_run_runs_the_copy_as_the_grading_run_did(
     runner = Runner(JS, env, require("bwrap"), 120, cache=cache)
     selected = ["test/ids.test.js::first id is one", "test/ids.test.js::ids keep growing",
                 copy.test_id]
-    forgiven = expectations.passing_on_the_original([copy], graded, snapshot.root, runner,
-                                                    tmp_path / "a", selected)
-    assert forgiven == {copy.test_id}
-    alone = expectations.passing_on_the_original([copy], graded, snapshot.root, runner,
-                                                 tmp_path / "b", [copy.test_id])
-    assert alone == set()  # the control: the copy alone fails on the original code
+    ran = expectations.run_on_the_original([copy], graded, snapshot.root, runner,
+                                           tmp_path / "a", selected)
+    assert ran is not None and ran.outcomes[copy.test_id] == "passed"
+    alone = expectations.run_on_the_original([copy], graded, snapshot.root, runner,
+                                             tmp_path / "b", [copy.test_id])
+    # the control: the copy alone fails on the original code, comparing 1 with 47
+    assert alone is not None and alone.outcomes[copy.test_id] == "failed"
+    assert alone.compared[copy.test_id] == [["number", "1"], ["number", "47"]]

@@ -29,7 +29,7 @@ import os
 import random
 import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,6 +159,50 @@ def copy_findings(copies: Iterable[Copy], outcomes: Mapping[str, Outcome],
                     f"{c.was} to {c.now}, which only a solution answering with what the test "
                     f"expects passes", True)
             for c in copies if outcomes.get(c.test_id) == "passed" and c.test_id not in forgiven]
+
+
+@dataclass(frozen=True)
+class Original:
+    """What the original code did in the copies' place: each language's
+    `run_on_the_original`, made only where the copies' run needs it."""
+
+    outcomes: dict[str, Outcome]
+    compared: dict[str, list]  # test id as run -> what the comparison that failed it compared
+
+
+Judge = Callable[[Copy, "list | None"], bool]
+
+
+def doubtful_copies(copies: Iterable[Copy], first: Mapping[str, Outcome],
+                    second: Mapping[str, Outcome], compared: Mapping[str, list],
+                    honest: Judge) -> list[Copy]:
+    """The changed tests that passed in the grading run (`first`) and not in the copies' run
+    (`second`), whose failure there (`compared`, by the task's ids) `honest` cannot call
+    honest code's: comparing the value the test expected before with the one it expects
+    now. Honest code passed the test, so what it computes equals the value before."""
+    return [c for c in copies if first.get(c.test_id) == "passed"
+            and second.get(c.test_id) != "passed" and not honest(c, compared.get(c.test_id))]
+
+
+def unlike_the_original(doubtful: Iterable[Copy], compared: Mapping[str, list],
+                        original: Original | None,
+                        agree: Callable[[list | None, list | None], bool]) -> set[str]:
+    """Of the `doubtful` copies, those that did not fail as the original code failed them
+    (`agree` on what each comparison compared); all of them where the original code could
+    not run (fail closed)."""
+    if original is None:
+        return {c.test_id for c in doubtful}
+    return {c.test_id for c in doubtful if original.outcomes.get(c.run_id) == "passed"
+            or not agree(compared.get(c.test_id), original.compared.get(c.run_id))}
+
+
+def unlike_findings(copies: Iterable[Copy], unlike: set[str]) -> list[Finding]:
+    """A changed test that failed otherwise than honest code does disqualifies: a stub that
+    read the answer in the grading run and not in the copies' run (a coin's luck). The
+    values are not named: the one before is the answer."""
+    return [Finding(f"expectation copy {c.test_id} failed, but not as the original code "
+                    f"fails it: honest code compares the value the test expected before with "
+                    f"the one it expects now", True) for c in copies if c.test_id in unlike]
 
 
 def in_both_runs(first: Mapping[str, Outcome], second: Mapping[str, Outcome],

@@ -48,17 +48,30 @@ A test qualifies where honest code is certain to fail it once changed:
   jest and vitest TypeScript and JSX too.
 What these rules miss is caught after the run: a changed test reported passed runs again on
 the original code (the snapshot, with the changed test file, the run's selection in it:
-`passing_on_the_original`), and only one that does not pass there is a finding.
+`run_on_the_original`), and only one that does not pass there is a finding.
+
+A changed test must also fail as honest code fails it: honest code passed it in the first run,
+so what it computes equals the value the literal had, and in the copies' run its assertion
+compares that value with the new one. The runner's report says what a failed assertion
+compared (support/taskforge-compared.cjs: the `actual` and `expected` of node's assert and
+chai errors, under node's runner read from the test process's events; tape's rows; jest's
+`matcherResult`); a changed test that passed in the first run and failed otherwise in the
+second (threw before, compared another value) disqualifies, unless the original code fails it
+alike in the run above (`agrees_with_the_original`: an object equal to a literal). Without it
+a stub that reads the answer in one run of two at random won one grading in four where the
+task has one FAIL_TO_PASS test. vitest's JSON report keeps a failure's message only: there
+nothing is recorded and the check is not made.
 
 What stays unseen: a stub that knows the answers (a table of the visible tests' calls and
 values: hidden tests are the answer to that, `task.tests_visible: false`); tests the copies
-cannot reach (the expected value computed, an assertion not last, a helper asserting); where
-the task has one FAIL_TO_PASS test, a stub that cheats in one run of two at random (it wins
-one grading in four).
+cannot reach (the expected value computed, an assertion not last, a helper asserting); under
+vitest, where the task has one FAIL_TO_PASS test, a stub that cheats in one run of two at
+random (it wins one grading in four).
 """
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 from collections.abc import Iterator, Sequence
@@ -71,6 +84,7 @@ from taskforge.languages.base import Runner
 from taskforge.languages.grading_copy import (
     DECIMAL,
     Copy,
+    Original,
     changed_characters,
     changed_digits,
     linked,
@@ -220,23 +234,86 @@ def _registered_names(root: Node) -> list[str]:
     return names
 
 
-def passing_on_the_original(copies: list[Copy], graded: Path, original: Path, runner: Runner,
-                            scratch: Path, selected: list[str]) -> set[str]:
-    """Of `copies`, reported passed in the copies' run in `graded`, the ids that pass on the
-    original code too (`original`, the snapshot, with `graded`'s versions of their test
-    files), run as that run ran them: `selected`, its selection, in those files (a test may
-    see what the tests before it left, a counter, a mock's calls): no evidence against the
-    solution, whose code this run does not hold."""
-    if not copies:
-        return set()
+def run_on_the_original(copies: list[Copy], graded: Path, original: Path, runner: Runner,
+                        scratch: Path, selected: list[str]) -> Original | None:
+    """`selected` (the copies' run's selection) run on the original code (`original`, the
+    snapshot) with `graded`'s versions of the test files `copies` changed, in those files (a
+    test may see what the tests before it left, a counter, a mock's calls): what honest code
+    does with the changed tests. A changed test that passes there too says nothing of the
+    solution, whose code this run does not hold; one that fails there shows how honest code
+    fails it (`agrees_with_the_original`). None where no changed file could be written (one
+    reached through a link) or the run timed out."""
     tree = scratch / "original"
     files = original_with(original, graded, sorted({file_of(c.test_id) for c in copies}), tree)
-    again = [c.test_id for c in copies if file_of(c.test_id) in files]
-    if not again:
-        return set()
-    run, _report = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout,
-                             select=[t for t in selected if file_of(t) in files])
-    return {test_id for test_id in again if run.outcomes.get(test_id) == "passed"}
+    if not files:
+        return None
+    run, report = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout,
+                            select=[t for t in selected if file_of(t) in files])
+    return None if run.timed_out else Original(dict(run.outcomes), dict(report.compared))
+
+
+def fails_as_honest_code_does(copy: Copy, compared: list | None) -> bool:
+    """Whether the changed test's failed assertion (`compared`, as the runner's report gives
+    it: support/taskforge-compared.cjs) set the value its literal had against the one it
+    has now, as honest code does: it passed the test, so what it computes equals the value
+    before (`Copy.was`). False where that cannot be told so (no comparison recorded, a
+    string with an escape, a value of another kind): the original code decides."""
+    values = [_side_value(side) for side in compared or ()]
+    was, now = _literal_value(copy.was), _literal_value(copy.now)
+    if len(values) != 2 or any(v is _MISSING for v in (*values, was, now)):
+        return False
+    first, second = values
+    return (_same(first, was) and _same(second, now)) or (_same(first, now) and _same(second, was))
+
+
+def agrees_with_the_original(solution: list | None, original: list | None) -> bool:
+    """Whether two recorded failed assertions compared the same: each side of the same kind
+    and, for a string or a number, the same value. Neither recorded (an assertion library
+    whose errors carry no `actual`): nothing to tell them apart by, agreed."""
+    if solution is None or original is None:
+        return solution is None and original is None
+    keys = [_side_key(s) for s in solution]
+    return all(k is not _MISSING for k in keys) and keys == [_side_key(s) for s in original]
+
+
+_MISSING = object()
+
+
+def _literal_value(text: str) -> object:
+    """The value of a literal the copies change (a string without an escape, a decimal
+    number, a negative one), _MISSING for any other."""
+    if len(text) >= 2 and text[0] in "'\"`" and text[-1] == text[0] and "\\" not in text:
+        return text[1:-1]
+    number = text.removeprefix("-")
+    if DECIMAL.fullmatch(number):
+        return -float(number) if text.startswith("-") else float(number)
+    return _MISSING
+
+
+def _side_value(side: object) -> object:
+    """A recorded side's string or number, _MISSING for any other."""
+    if not isinstance(side, list) or len(side) != 2 or side[0] not in ("string", "number") \
+            or not isinstance(side[1], str):
+        return _MISSING
+    try:
+        value = json.loads(side[1])
+    except ValueError:
+        return _MISSING
+    return value if isinstance(value, str | int | float) and not isinstance(value, bool) \
+        else _MISSING
+
+
+def _side_key(side: object) -> object:
+    """What two sides are compared by: their kind, and their value where it has one."""
+    if not isinstance(side, list) or len(side) != 2:
+        return _MISSING
+    value = _side_value(side)
+    return (side[0], None if value is _MISSING else value)
+
+
+def _same(value: object, literal: object) -> bool:
+    """Equal as the literal's kind: a string to a string, a number to a number."""
+    return isinstance(value, str) == isinstance(literal, str) and value == literal
 
 
 def _tests(block: Node, rel: str, suites: tuple[str, ...], runner: str) -> Iterator[_Test]:

@@ -12,7 +12,9 @@ comes over a signed channel from inside its file's process (support/taskforge-ch
 says more passed than the channel is named rewritten. With the checks, a second run on a second
 clean copy of the solution holds the expectation copies (`expectations.py`): a few FAIL_TO_PASS
 tests expecting another value, changed in place. One that passes disqualifies, unless it passes
-on the original code as well; the reward comes from the first run.
+on the original code as well, and so does one that passed in the first run and fails in the
+second otherwise than honest code does (comparing the value expected before with the one
+expected now) or the original code does; a test passes where it passed in both runs.
 
 What the run may not change, checked after it (`taskforge/languages/grading_copy.py`): the
 test code restored before it (a test file not loaded yet can be rewritten by code an earlier
@@ -35,17 +37,22 @@ from taskforge.languages.grading_copy import (
     Copy,
     copy_findings,
     digests,
+    doubtful_copies,
     in_both_runs,
     read_only_binds,
     remove_escaping_links,
     rewritten_during_run,
+    unlike_findings,
+    unlike_the_original,
     write_changed,
 )
 from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_protected, is_runner_config
 from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
 from taskforge.languages.javascript.grading.expectations import (
+    agrees_with_the_original,
     draw_expectation_copies,
-    passing_on_the_original,
+    fails_as_honest_code_does,
+    run_on_the_original,
 )
 from taskforge.languages.javascript.grading.files import copy_solution, restore_protected, tree_files
 from taskforge.languages.javascript.grading.static import framework_findings
@@ -106,9 +113,14 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
             copy.rename(scratch / "first")  # its tests have ended: the second takes its path
             second.rename(copy)
             again = _checked_run(copy, expected, snapshot_root, runner, scratch / "run",
-                                 checks=checks, copies=copies)
+                                 checks=checks)
             timed_out = again.timed_out  # undecided: reported as the timeout it is
             findings += again.findings
+            if not timed_out:
+                forgiven, unlike = _on_the_original(copies, outcomes, again, copy,
+                                                    snapshot_root, runner, scratch / "run")
+                findings += copy_findings(copies, again.outcomes, forgiven)
+                findings += unlike_findings(copies, unlike)
             outcomes = in_both_runs(outcomes, again.outcomes, copies)
     findings += [Finding(line, True) for line in static]
     return GradedRun(outcomes=outcomes, timed_out=timed_out,
@@ -120,18 +132,43 @@ class _Checked:
     outcomes: dict[str, Outcome]
     timed_out: bool
     findings: tuple[Finding, ...]
+    selected: list[str]
+    compared: dict[str, list]  # what the assertion that failed a test compared, by its id
+
+
+def _on_the_original(copies: list[Copy], first: dict[str, Outcome], again: _Checked,
+                     copy: Path, snapshot_root: Path, runner: Runner,
+                     scratch: Path) -> tuple[set[str], set[str]]:
+    """Of the changed tests passing in the copies' run, those that pass on the original code
+    too (forgiven: a matcher equal to anything); of those that passed in the grading run and
+    not in the copies' run, those that did not fail as honest code does, comparing the value
+    expected before with the one expected now, nor as the original code does (unlike: a
+    stub that read the answer in the grading run only, a coin's luck where one FAIL_TO_PASS
+    test is all the task has; only where the runner's report says what an assertion
+    compared: not vitest's). One run of the original code with the changed test files, made
+    only where either is found (`run_on_the_original`); where it cannot run, nothing is
+    forgiven and everything unlike stays so (fail closed)."""
+    passing = [c for c in copies if again.outcomes.get(c.test_id) == "passed"]
+    doubtful = doubtful_copies(copies, first, again.outcomes, again.compared,
+                               fails_as_honest_code_does) \
+        if runner_of(runner.env)[0].records_comparisons else []
+    if not passing and not doubtful:
+        return set(), set()
+    original = run_on_the_original(copies, copy, snapshot_root, runner, scratch, again.selected)
+    forgiven = {c.test_id for c in passing
+                if original is not None and original.outcomes.get(c.test_id) == "passed"}
+    return forgiven, unlike_the_original(doubtful, again.compared, original,
+                                         agrees_with_the_original)
 
 
 def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: Runner,
-                 scratch: Path, *, checks: bool, copies: list[Copy] | None = None
-                 ) -> _Checked:
-    """One run of `expected` in the restored `copy` (where `copies` were changed in place),
+                 scratch: Path, *, checks: bool) -> _Checked:
+    """One run of `expected` in the restored `copy` (the changed tests in it, in the copies' run),
     with canaries in their files (`checks`), the guard, node's signed channel and the test
     code bound read-only; its outcomes (a test passed where the report and the channel
     agree) and what it found."""
     env = runner.env
     name = env.spec.test_command[0]
-    copies = copies or []
     shutil.rmtree(scratch, ignore_errors=True)  # the run before, at the same paths
     scratch.mkdir()
     canaries = plant_canaries(copy, expected, name) if checks else []
@@ -168,10 +205,6 @@ def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: R
         # A test passed where the runner's report and the channel both say so.
         outcomes = {t: "failed" if o == "passed" and signed.get(t) != "passed" else o
                     for t, o in outcomes.items()}
-    # A copy that passes on the original code too says nothing of the solution.
-    forgiven = passing_on_the_original(
-        [c for c in copies if outcomes.get(c.test_id) == "passed"], copy, snapshot_root,
-        runner, scratch, selected) if not run.timed_out else set()
     findings: list[Finding] = [*rewritten]
     if not run.timed_out:
         findings += registered_again(expected, report.outcomes, bodies)
@@ -179,9 +212,8 @@ def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: R
         findings += report_rewritten(run.outcomes, signed, selected)
     if checks and not run.timed_out:
         findings += canary_findings(canaries, outcomes, set(run.collection_errors))
-        findings += copy_findings(copies, outcomes, forgiven)
     findings += [_refused(line) for line in tried[:20]]
-    return _Checked(outcomes, run.timed_out, tuple(findings))
+    return _Checked(outcomes, run.timed_out, tuple(findings), selected, dict(report.compared))
 
 
 def _refused(line: str) -> Finding:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,31 @@ class Report:
     coverage_keys: dict[str, str] = field(default_factory=dict)  # coverage key -> test id
     seconds: float = 0.0  # the tests' own time, summed
     finished: bool = False  # the runner reported the end of its run (those that do)
+    # test id -> what the assertion that failed it compared (`compared_sides`)
+    compared: dict[str, list[list]] = field(default_factory=dict)
+
+
+def compared_sides(value: object) -> list[list] | None:
+    """A failed test's recorded comparison (support/taskforge-compared.cjs): two sides, each
+    `[typeof, JSON text or None]`; None where the report holds none or something else."""
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    for side in value:
+        if not (isinstance(side, list) and len(side) == 2 and isinstance(side[0], str)
+                and (side[1] is None or isinstance(side[1], str))):
+            return None
+    return value
+
+
+def json_side(value: object) -> list:
+    """A side as support/taskforge-compared.cjs writes it, of a value a JSON report holds
+    (jest's `matcherResult`)."""
+    if isinstance(value, str):
+        return ["string", json.dumps(value)]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return ["number", json.dumps(value)]
+    kinds = {bool: "boolean", type(None): "object", list: "object", dict: "object"}
+    return [kinds.get(type(value), "undefined"), None]
 
 
 def unique_id(seen: dict[str, int], test_id: str) -> str:
@@ -42,6 +68,8 @@ class JsTestRunner(abc.ABC):
         self.modules = modules  # the environment's node_modules (which release is installed)
     #: Whether one test file that fails to load stops the whole run (mocha: one process).
     loads_all_or_nothing: ClassVar[bool] = False
+    #: Whether its report says what a failed assertion compared (`Report.compared`).
+    records_comparisons: ClassVar[bool] = True
 
     def report_variables(self, report: Path) -> dict[str, str]:
         """Environment variables that tell the runner's reporter where to write."""

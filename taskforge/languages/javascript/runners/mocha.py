@@ -24,7 +24,13 @@ from pathlib import Path
 import yaml
 
 from taskforge.errors import UserError
-from taskforge.languages.javascript.runners.base import SUPPORT, JsTestRunner, Report, unique_id
+from taskforge.languages.javascript.runners.base import (
+    SUPPORT,
+    JsTestRunner,
+    Report,
+    compared_sides,
+    unique_id,
+)
 
 REPORTER = SUPPORT / "taskforge-mocha-reporter.cjs"
 HOOKS = SUPPORT / "taskforge-mocha-hooks.cjs"
@@ -159,6 +165,8 @@ class MochaRunner(JsTestRunner):
             rel = next((file.removeprefix(p) for p in prefixes if file.startswith(p)), file)
             test_id = unique_id(seen, f"{rel}::{' > '.join(map(str, entry.get('path', [])))}")
             out.outcomes[test_id] = entry.get("status", "error")
+            if (sides := compared_sides(entry.get("compared"))) is not None:
+                out.compared[test_id] = sides
             seconds = float(entry.get("seconds") or 0.0)
             out.durations[test_id] = round(seconds, 6)
             out.seconds += seconds

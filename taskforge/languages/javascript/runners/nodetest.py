@@ -23,7 +23,13 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from taskforge.languages.javascript.runners.base import SUPPORT, JsTestRunner, Report, unique_id
+from taskforge.languages.javascript.runners.base import (
+    SUPPORT,
+    JsTestRunner,
+    Report,
+    compared_sides,
+    unique_id,
+)
 from taskforge.model import Outcome
 
 REPORTER = SUPPORT / "taskforge-node-reporter.mjs"
@@ -130,6 +136,8 @@ class NodeTestRunner(JsTestRunner):
             else:
                 outcome = "passed"
             out.outcomes[test_id] = outcome
+            if (sides := compared_sides(entry.get("compared"))) is not None:
+                out.compared[test_id] = sides
             seconds = float(entry.get("seconds") or 0.0)
             out.durations[test_id] = round(seconds, 6)
             out.seconds += seconds

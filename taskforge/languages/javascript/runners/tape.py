@@ -20,7 +20,13 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from taskforge.languages.javascript.runners.base import SUPPORT, JsTestRunner, Report, unique_id
+from taskforge.languages.javascript.runners.base import (
+    SUPPORT,
+    JsTestRunner,
+    Report,
+    compared_sides,
+    unique_id,
+)
 
 DRIVER = SUPPORT / "taskforge-tape.cjs"
 EXTENSIONS = (".js", ".cjs", ".mjs")
@@ -77,6 +83,8 @@ class TapeRunner(JsTestRunner):
                 test_id = unique_id(seen, f"{entry.get('file', '')}::"
                                           f"{' > '.join(map(str, entry['path']))}")
                 out.outcomes[test_id] = entry.get("status", "error")
+                if (sides := compared_sides(entry.get("compared"))) is not None:
+                    out.compared[test_id] = sides
                 seconds = float(entry.get("seconds") or 0.0)
                 out.durations[test_id] = round(seconds, 6)
                 out.seconds += seconds

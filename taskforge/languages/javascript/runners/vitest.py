@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from taskforge.languages.javascript.runners.base import SUPPORT, JsTestRunner, Report, unique_id
+from taskforge.languages.javascript.runners.base import SUPPORT, JsTestRunner, Report, json_side, unique_id
 
 SETUP = SUPPORT / "taskforge-vitest-setup.mjs"
 CONFIGS = ("vitest.config.ts", "vitest.config.mts", "vitest.config.js", "vitest.config.mjs",
@@ -56,6 +56,8 @@ export default {{
 
 class VitestRunner(JsTestRunner):
     name = "vitest"
+    # Its JSON report keeps a failure's message only, not what it compared.
+    records_comparisons = False
 
     def test_files(self, root: Path, args: Sequence[str]) -> list[str] | None:
         return None  # vitest's configuration decides
@@ -111,7 +113,20 @@ def read_json_report(report: Path, workspace: Path, *, key_separator: str) -> Re
             out.coverage_keys[f"{raw}#{raw_seen.get(raw, 0)}"] = test_id
             raw_seen[raw] = raw_seen.get(raw, 0) + 1
             out.outcomes[test_id] = STATUS.get(str(test.get("status")), "error")
+            if (sides := _failure_sides(test.get("failureDetails"))) is not None:
+                out.compared[test_id] = sides
             seconds = float(test.get("duration") or 0.0) / 1000
             out.durations[test_id] = round(seconds, 6)
             out.seconds += seconds
     return out
+
+
+def _failure_sides(details: object) -> list[list] | None:
+    """What the assertion that failed a test compared, from jest's `failureDetails` (its
+    `matcherResult`, or node's assert error as it is)."""
+    if not isinstance(details, list) or not details or not isinstance(details[0], dict):
+        return None
+    error = details[0].get("matcherResult") or details[0]
+    if not isinstance(error, dict) or "actual" not in error or "expected" not in error:
+        return None
+    return [json_side(error["actual"]), json_side(error["expected"])]

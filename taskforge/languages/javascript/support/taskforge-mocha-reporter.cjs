@@ -1,9 +1,11 @@
 // taskforge's mocha reporter (`--reporter <this>`): one JSON object per line in the file
 // TASKFORGE_REPORT names, for every test (its file and title path, status, duration) and an
 // `end` record when the run finished. Every test is keyed `file::a > b#n` (n: how many tests of
-// that id ran before it), the key the coverage hooks (taskforge-mocha-hooks.cjs) use too.
+// that id ran before it), the key the coverage hooks (taskforge-mocha-hooks.cjs) use too. A
+// failed test's record holds what its failing assertion compared (taskforge-compared.cjs).
 'use strict';
 const { appendFileSync, writeFileSync } = require('node:fs');
+const { compared } = require('./taskforge-compared.cjs');
 
 function TaskforgeReporter(runner) {
   const out = process.env.TASKFORGE_REPORT;
@@ -17,7 +19,8 @@ function TaskforgeReporter(runner) {
     seen.set(raw, n + 1);
     write({ file: test.file || '', path, status, key: `${raw}#${n}`,
             seconds: (test.duration || 0) / 1000,
-            error: error ? String(error.message || error).slice(0, 500) : null });
+            error: error ? String(error.message || error).slice(0, 500) : null,
+            compared: error ? compared(error) : null });
   };
   runner.on('pass', (test) => record(test, 'passed'));
   runner.on('pending', (test) => record(test, 'skipped'));

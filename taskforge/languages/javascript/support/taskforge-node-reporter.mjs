@@ -5,6 +5,11 @@
 // (from the `test:start` events, which come in order per file), its status, its duration, and
 // the coverage key the preload module (taskforge-node-coverage.mjs) attached as a diagnostic.
 // It runs in the runner's parent process, where no test code runs (each file is a child process).
+// A failed test's record holds what its failing assertion compared (taskforge-compared.cjs).
+import { createRequire } from 'node:module';
+
+const { compared } = createRequire(import.meta.url)('./taskforge-compared.cjs');
+
 export default async function* reporter(source) {
   const stacks = new Map(); // file -> names of the tests started, by nesting level
   const last = new Map(); // file -> the last test reported there (for its diagnostics)
@@ -32,6 +37,7 @@ export default async function* reporter(source) {
         todo: data.todo === undefined ? false : true,
         seconds: typeof details.duration_ms === 'number' ? details.duration_ms / 1000 : 0,
         error: error ? String(error.cause?.message ?? error.message ?? error).slice(0, 500) : null,
+        compared: event.type === 'test:fail' && error ? compared(error) : null,
       };
       last.set(file, record);
       yield JSON.stringify(record) + '\n';

@@ -1,8 +1,8 @@
 // taskforge's tape driver: `node <this> [--select ids.json] [--timeout ms] -- file...` in the
 // workspace runs the project's own tape (resolved from the workspace) on those files, in that
 // order, in one process, the way `tape file...` does, and writes one JSON line per test to
-// TASKFORGE_REPORT: `{file, path, status, seconds, error, key}`, then `{end: true}` when tape
-// finished.
+// TASKFORGE_REPORT: `{file, path, status, seconds, error, key, compared}` (compared: what its last
+// failed assertion compared, taskforge-compared.cjs), then `{end: true}` when tape finished.
 //
 // Results come from tape's object stream (`createStream({objectMode: true})`: `test`,
 // `assert` and `end` rows), which also keeps tape's TAP text off the console. tape has no
@@ -23,6 +23,7 @@
 // or its parent's share) and at its end.
 'use strict';
 const { appendFileSync, readFileSync, writeFileSync } = require('node:fs');
+const { side } = require('./taskforge-compared.cjs');
 const path = require('node:path');
 const { fileURLToPath, pathToFileURL } = require('node:url');
 
@@ -212,7 +213,8 @@ const write1 = (state) => {
   const seconds = state.seconds === undefined
     ? Number(process.hrtime.bigint() - info.started) / 1e9 : state.seconds;
   write({ file: info.file, path: info.path, status, seconds, key: info.key,
-          error: state.error ? String(state.error).slice(0, 500) : null });
+          error: state.error ? String(state.error).slice(0, 500) : null,
+          compared: status === 'failed' ? state.compared || null : null });
   state.written = true;
 };
 const flush = () => {
@@ -252,6 +254,7 @@ stream.on('data', (row) => {
       state.failed = true;
       const message = row.error && row.error.message;
       state.error = state.error || [row.name, row.operator, message].filter(Boolean).join(': ');
+      state.compared = 'actual' in row ? [side(row.actual), side(row.expected)] : null;  // the last
     }
   } else if (row.type === 'end') {
     const state = rows.get(row.test);

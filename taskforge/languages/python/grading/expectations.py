@@ -75,13 +75,13 @@ import re
 import secrets
 import tokenize
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from taskforge.languages.base import Runner
 from taskforge.languages.grading_copy import (
     DECIMAL,
     Copy,
+    Original,
     changed_characters,
     changed_digits,
     linked,
@@ -91,7 +91,6 @@ from taskforge.languages.grading_copy import (
 from taskforge.languages.python.files import is_test_file
 from taskforge.languages.python.grading.integrity import new_key, read_channel
 from taskforge.languages.python.testing.runner import files_of, run_tests
-from taskforge.model import Outcome
 
 COPIED_FUNCTIONS = 3  # FAIL_TO_PASS test functions changed at a grading, at most
 COPIED_CASES = 2  # of a function whose expected value is a `parametrize` argument, the cases
@@ -156,14 +155,6 @@ def draw_expectation_copies(copy: Path, fail_to_pass: list[str], *,
             data = data[:start] + text + data[end:]
         changed[path] = data
     return copies, changed
-
-
-@dataclass(frozen=True)
-class Original:
-    """What the original code did in the copies' place (`run_on_the_original`)."""
-
-    outcomes: dict[str, Outcome]
-    compared: dict[str, list]  # node id -> the sides of the comparison that failed it
 
 
 def run_on_the_original(copies: list[Copy], graded: Path, original: Path, runner: Runner,

@@ -29,10 +29,13 @@ from taskforge.languages.grading_copy import (
     Copy,
     copy_findings,
     digests,
+    doubtful_copies,
     in_both_runs,
     read_only_binds,
     remove_escaping_links,
     rewritten_during_run,
+    unlike_findings,
+    unlike_the_original,
     write_changed,
 )
 from taskforge.languages.python.files import is_protected
@@ -112,10 +115,7 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
                     copies, expected, outcomes, again, copy, snapshot_root, runner,
                     scratch / "run")
                 findings += copy_findings(copies, again.outcomes, forgiven)
-                findings += [Finding(f"expectation copy {c.test_id} failed, but not as the "
-                                     f"original code fails it: honest code compares the "
-                                     f"value the test expected before with the one it "
-                                     f"expects now", True) for c in copies if c.test_id in unlike]
+                findings += unlike_findings(copies, unlike)
                 outcomes = in_both_runs(outcomes, again.outcomes, copies, excused)
     return GradedRun(outcomes=outcomes, timed_out=timed_out,
                      tampered=tuple(tampered), findings=tuple(findings))
@@ -150,20 +150,17 @@ def _on_the_original(copies: list[Copy], expected: list[str], first: dict[str, O
     # (the task's tests: each run draws canaries of its own)
     flipped = [t for t in expected if first.get(t) == "passed" and t not in changed
                and again.outcomes.get(t) != "passed"]
-    doubtful = [c for c in copies if first.get(c.test_id) == "passed"
-                and again.outcomes.get(c.test_id) != "passed"
-                and not fails_as_honest_code_does(c, again.compared.get(c.test_id))]
+    doubtful = doubtful_copies(copies, first, again.outcomes, again.compared,
+                               fails_as_honest_code_does)
     if not passing and not flipped and not doubtful:
         return set(), set(), set()
     original = run_on_the_original(copies, copy, snapshot_root, runner, scratch,
                                    again.plugins, again.selected)
+    unlike = unlike_the_original(doubtful, again.compared, original, agrees_with_the_original)
     if original is None:
-        return set(), set(), {c.test_id for c in doubtful}
+        return set(), set(), unlike
     return ({c.test_id for c in passing if original.outcomes.get(c.run_id) == "passed"},
-            {t for t in flipped if original.outcomes.get(t) not in ("passed", None)},
-            {c.test_id for c in doubtful if original.outcomes.get(c.run_id) == "passed"
-             or not agrees_with_the_original(again.compared.get(c.test_id),
-                                             original.compared.get(c.run_id))})
+            {t for t in flipped if original.outcomes.get(t) not in ("passed", None)}, unlike)
 
 
 def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: Runner,

@@ -109,13 +109,30 @@ def _underlying(value):
 _LONGEST_SEEN = 100_000
 
 
+def _sides(left, right):
+    """Both sides `_seen`, where one is a plain str, bytes, int or float (an expectation copy's
+    literal always is); None otherwise, and no repr made of what a test compared."""
+    if not _plain_type(left) and not _plain_type(right):
+        return None
+    return [_seen(left), _seen(right)]
+
+
+_PLAIN = (str, bytes, int, float, bool)
+
+
+def _plain_type(value):
+    """Exactly one of _PLAIN (by identity: a metaclass may say any class equals str)."""
+    kind = type(value)
+    return any(kind is plain for plain in _PLAIN)
+
+
 def _seen(value):
     """A compared value as the grader reads it: [the repr of its plain value where it is a
     str, bytes, int or float (of a subclass too: the text of a str enum), its own repr];
     None for a part it cannot give (no plain value, too long, a repr that raises)."""
     plain = _MISSING
     try:
-        if type(value) in (str, bytes, int, float, bool):
+        if _plain_type(value):
             plain = value
         elif isinstance(value, str):
             plain = str.__getitem__(value, slice(None))  # a plain str, whatever the subclass
@@ -767,7 +784,7 @@ class _Observer:
         """The sides of a failing `==` in a rewritten assertion, as they were when it failed
         (pytest calls this only then); the explanation stays pytest's (None)."""
         if op == "==":
-            self._last_compared = [_seen(left), _seen(right)]
+            self._last_compared = _sides(left, right)
 
     def _compared_at_failure(self, item, call):
         """What the comparison that failed the test set against each other: where it failed
@@ -788,7 +805,7 @@ class _Observer:
         while tb is not None:
             if code is not None and tb.tb_frame.f_code is code:
                 where = tb.tb_frame.f_locals
-                sides = [_seen(where.get("first")), _seen(where.get("second"))]
+                sides = _sides(where.get("first"), where.get("second"))
             tb = tb.tb_next
         return sides if sides is not None else self._last_compared
 

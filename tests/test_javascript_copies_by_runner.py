@@ -1,7 +1,7 @@
-"""Expectation copies under mocha, tape and jest (node's runner and vitest:
+"""Expectation copies under mocha, tape, jest and vitest (node's runner and tsdemo's vitest:
 test_javascript_expectations.py): the attack is that module's stack reader (the deleted
-function answers with the literal its calling test compares with). On a tape, a mocha and a
-jest project it scores 1.0 under the naive grader (the runner's exit code) and under the
+function answers with the literal its calling test compares with). On a tape, a mocha, a
+jest and a vitest project it scores 1.0 under the naive grader (the runner's exit code) and under the
 grade without checks, and 0 under `taskforge grade` with the copy named; every reference
 scores 1.0 with every copy made; a copy the original passes too is forgiven by the second
 run, and without it would cost the reference its reward (the control)."""
@@ -15,7 +15,12 @@ from pathlib import Path
 
 import pytest
 from conftest import apply_patch, prepared_js_project, write_recipe
-from naive_grader import naive_jest_reward, naive_mocha_reward, naive_tape_reward
+from naive_grader import (
+    naive_jest_reward,
+    naive_mocha_reward,
+    naive_tape_reward,
+    naive_vitest_reward,
+)
 from test_grade_tamper import grade_without_checks
 from test_javascript_expectations import (
     CJS_STACK_READER,
@@ -123,9 +128,32 @@ PROJECTS = {
             test('reads its call site', () => { expect(text.literalAtCall()).toBe('here'); });
             """,
     },
+    "vitest": {
+        "package.json": json.dumps({"name": "vslug", "version": "1.0.0",
+                                    "scripts": {"test": "vitest run"},
+                                    "devDependencies": {"vitest": "4.1.12"}}),
+        "vitest.config.mjs": "export default { test: { include: ['test/**/*.test.js'] } };\n",
+        "src/text.js": SOURCE,
+        "test/text.test.js": """\
+            import { beforeEach, describe, expect, test } from 'vitest';
+            import text from '../src/text.js';
+
+            describe('slugify', () => {
+              test('joins words', () => { expect(text.slugify('Hello World')).toBe('hello-world'); });
+              test('drops symbols', () => { expect(text.slugify('a & b!')).toEqual('a-b'); });
+            });
+            describe('with a hook', () => {  // a copy in place sees it run, as the test does
+              let names = 0;
+              beforeEach(() => { names += 1; });
+              test('initials', () => { expect(text.initials('ada lovelace')).toBe('AL'); });
+            });
+            test('reads its call site', () => { expect(text.literalAtCall()).toBe('here'); });
+            """,
+    },
 }
-SNAPSHOTS = {"tape": "ab", "mocha": "cd", "jest": "ef"}
-NAIVE = {"tape": naive_tape_reward, "mocha": naive_mocha_reward, "jest": naive_jest_reward}
+SNAPSHOTS = {"tape": "ab", "mocha": "cd", "jest": "ef", "vitest": "a1"}
+NAIVE = {"tape": naive_tape_reward, "mocha": naive_mocha_reward, "jest": naive_jest_reward,
+         "vitest": naive_vitest_reward}
 
 
 @pytest.fixture(scope="module", params=sorted(PROJECTS))
@@ -258,7 +286,8 @@ def test_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
         tasks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, second: str) -> None:
     """`initials` has one FAIL_TO_PASS test: each runner's report says what its failed
     assertion compared (mocha's and tape's from the error or the row, jest's from its
-    `matcherResult`)."""
+    `matcherResult`, vitest's from the test's `meta`, where taskforge's setup file put
+    vitest's text of both sides)."""
     _runner, by_name = tasks
     first_run_only_loses(by_name["initials"], tmp_path, monkeypatch, CJS_STACK_READER,
                          "require('node:fs')", second)

@@ -541,6 +541,16 @@ def test_what_an_honest_failure_compares() -> None:
                                                   [["number", "-2.5"], ["number", "-7.5"]])
     assert not expectations.fails_as_honest_code_does(Copy("t.test.js::n", "3", "4"),
                                                       [["string", '"3"'], ["number", "4"]])
+    # vitest's text of both sides: strings as they are, numbers as JavaScript writes them
+    assert expectations.fails_as_honest_code_does(changed, [["shown", '"SGP"'], ["shown", '"SGQ"']])
+    assert not expectations.fails_as_honest_code_does(  # a non-string beside: both formatted
+        changed, [["shown", '"42"'], ["shown", '"\\"SGQ\\""']])
+    assert expectations.fails_as_honest_code_does(Copy("t.test.js::n", "1.50", "1.70"),
+                                                  [["shown", '"1.5"'], ["shown", '"1.7"']])
+    assert not expectations.fails_as_honest_code_does(Copy("t.test.js::n", "3", "4"),
+                                                      [["shown", '"\\"3\\""'], ["shown", '"4"']])
+    assert not expectations.agrees_with_the_original([["shown", '"a"'], ["shown", '"b"']],
+                                                     [["shown", '"c"'], ["shown", '"b"']])
     word = [["object", None], ["string", '"SGQ"']]
     assert expectations.agrees_with_the_original(word, [["object", None], ["string", '"SGQ"']])
     assert not expectations.agrees_with_the_original(word, honest)

@@ -55,18 +55,18 @@ so what it computes equals the value the literal had, and in the copies' run its
 compares that value with the new one. The runner's report says what a failed assertion
 compared (support/taskforge-compared.cjs: the `actual` and `expected` of node's assert and
 chai errors, under node's runner read from the test process's events; tape's rows; jest's
-`matcherResult`); a changed test that passed in the first run and failed otherwise in the
+`matcherResult`; vitest's text of both, kept in the test's `meta` by taskforge's setup
+file); a changed test that passed in the first run and failed otherwise in the
 second (threw before, compared another value) disqualifies, unless the original code fails it
 alike in the run above (`agrees_with_the_original`: an object equal to a literal). Without it
 a stub that reads the answer in one run of two at random won one grading in four where the
-task has one FAIL_TO_PASS test. vitest's JSON report keeps a failure's message only: there
-nothing is recorded and the check is not made.
+task has one FAIL_TO_PASS test.
 
 What stays unseen: a stub that knows the answers (a table of the visible tests' calls and
 values: hidden tests are the answer to that, `task.tests_visible: false`); tests the copies
-cannot reach (the expected value computed, an assertion not last, a helper asserting); under
-vitest, where the task has one FAIL_TO_PASS test, a stub that cheats in one run of two at
-random (it wins one grading in four).
+cannot reach (the expected value computed, an assertion not last, a helper asserting); an
+assertion library whose errors carry no `actual`, where a stub that cheats in one run of two
+at random still wins one grading in four if the task has one FAIL_TO_PASS test.
 """
 
 from __future__ import annotations
@@ -254,13 +254,21 @@ def run_on_the_original(copies: list[Copy], graded: Path, original: Path, runner
 
 def fails_as_honest_code_does(copy: Copy, compared: list | None) -> bool:
     """Whether the changed test's failed assertion (`compared`, as the runner's report gives
-    it: support/taskforge-compared.cjs) set the value its literal had against the one it
-    has now, as honest code does: it passed the test, so what it computes equals the value
-    before (`Copy.was`). False where that cannot be told so (no comparison recorded, a
-    string with an escape, a value of another kind): the original code decides."""
-    values = [_side_value(side) for side in compared or ()]
+    it: support/taskforge-compared.cjs, vitest's setup file) set the value its literal had
+    against the one it has now, as honest code does: it passed the test, so what it computes
+    equals the value before (`Copy.was`). False where that cannot be told so (no comparison
+    recorded, a string with an escape, a value of another kind): the original code
+    decides."""
     was, now = _literal_value(copy.was), _literal_value(copy.now)
-    if len(values) != 2 or any(v is _MISSING for v in (*values, was, now)):
+    if not compared or len(compared) != 2 or was is _MISSING or now is _MISSING:
+        return False
+    if all(isinstance(side, list) and side[:1] == ["shown"] for side in compared):
+        # vitest's text of both sides (strings as they are, numbers as JavaScript writes them)
+        values: list[object] = [_shown_text(side) for side in compared]
+        was, now = _as_vitest_shows(was), _as_vitest_shows(now)
+    else:
+        values = [_side_value(side) for side in compared]
+    if any(v is _MISSING for v in (*values, was, now)):
         return False
     first, second = values
     return (_same(first, was) and _same(second, now)) or (_same(first, now) and _same(second, was))
@@ -268,8 +276,8 @@ def fails_as_honest_code_does(copy: Copy, compared: list | None) -> bool:
 
 def agrees_with_the_original(solution: list | None, original: list | None) -> bool:
     """Whether two recorded failed assertions compared the same: each side of the same kind
-    and, for a string or a number, the same value. Neither recorded (an assertion library
-    whose errors carry no `actual`): nothing to tell them apart by, agreed."""
+    and the same value or text. Neither recorded (an assertion library whose errors carry no
+    `actual`): nothing to tell them apart by, agreed."""
     if solution is None or original is None:
         return solution is None and original is None
     keys = [_side_key(s) for s in solution]
@@ -290,6 +298,19 @@ def _literal_value(text: str) -> object:
     return _MISSING
 
 
+def _as_vitest_shows(value: object) -> object:
+    """A literal's value as vitest's text of it where the other side is of its kind: a string
+    as it is, a number as JavaScript writes it (`42`, `1.5`); _MISSING where the two
+    languages write it otherwise (exponents)."""
+    if isinstance(value, str):
+        return value
+    assert isinstance(value, float)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    text = repr(value)
+    return _MISSING if "e" in text else text
+
+
 def _side_value(side: object) -> object:
     """A recorded side's string or number, _MISSING for any other."""
     if not isinstance(side, list) or len(side) != 2 or side[0] not in ("string", "number") \
@@ -303,10 +324,22 @@ def _side_value(side: object) -> object:
         else _MISSING
 
 
+def _shown_text(side: object) -> object:
+    """vitest's text of a side (`['shown', JSON text]`), _MISSING where none was kept."""
+    try:
+        text = json.loads(side[1])  # type: ignore[index]
+    except (ValueError, TypeError, IndexError):
+        return _MISSING
+    return text if isinstance(text, str) else _MISSING
+
+
 def _side_key(side: object) -> object:
-    """What two sides are compared by: their kind, and their value where it has one."""
+    """What two sides are compared by: their kind, and their value where it has one (vitest:
+    its text)."""
     if not isinstance(side, list) or len(side) != 2:
         return _MISSING
+    if side[0] == "shown":
+        return ("shown", _shown_text(side))
     value = _side_value(side)
     return (side[0], None if value is _MISSING else value)
 

@@ -144,14 +144,12 @@ def _on_the_original(copies: list[Copy], first: dict[str, Outcome], again: _Chec
     not in the copies' run, those that did not fail as honest code does, comparing the value
     expected before with the one expected now, nor as the original code does (unlike: a
     stub that read the answer in the grading run only, a coin's luck where one FAIL_TO_PASS
-    test is all the task has; only where the runner's report says what an assertion
-    compared: not vitest's). One run of the original code with the changed test files, made
+    test is all the task has). One run of the original code with the changed test files, made
     only where either is found (`run_on_the_original`); where it cannot run, nothing is
     forgiven and everything unlike stays so (fail closed)."""
     passing = [c for c in copies if again.outcomes.get(c.test_id) == "passed"]
     doubtful = doubtful_copies(copies, first, again.outcomes, again.compared,
-                               fails_as_honest_code_does) \
-        if runner_of(runner.env)[0].records_comparisons else []
+                               fails_as_honest_code_does)
     if not passing and not doubtful:
         return set(), set()
     original = run_on_the_original(copies, copy, snapshot_root, runner, scratch, again.selected)

@@ -68,8 +68,6 @@ class JsTestRunner(abc.ABC):
         self.modules = modules  # the environment's node_modules (which release is installed)
     #: Whether one test file that fails to load stops the whole run (mocha: one process).
     loads_all_or_nothing: ClassVar[bool] = False
-    #: Whether its report says what a failed assertion compared (`Report.compared`).
-    records_comparisons: ClassVar[bool] = True
 
     def report_variables(self, report: Path) -> dict[str, str]:
         """Environment variables that tell the runner's reporter where to write."""

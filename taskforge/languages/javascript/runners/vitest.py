@@ -7,8 +7,10 @@ the files holding the selected tests and `--testNamePattern` matching their full
 exactly. Collection: a name pattern nothing matches (every test reported skipped, none run);
 a file that fails to load is a failed file without tests (`<collect-error>::path`).
 
-Per-test coverage: a configuration written around the project's own adds a setup file
-(support/taskforge-vitest-setup.mjs) whose hooks take V8's coverage before and after each
+Every run goes through a configuration written around the project's own, which adds a setup
+file (support/taskforge-vitest-setup.mjs): it keeps what a failed test's assertion compared
+in the test's `meta`, which the JSON report carries (the grader's expectation copies read
+it). Per-test coverage: the same setup file's hooks take V8's coverage before and after each
 test. vitest runs the code vite transformed (TypeScript stripped, modules rewritten), so the
 byte ranges are offsets into that code: the setup file also writes the code, and its inline
 source map maps the ranges back to the file's lines (`sourcemap.py`). Reverse order: vitest
@@ -22,7 +24,14 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from taskforge.languages.javascript.runners.base import SUPPORT, JsTestRunner, Report, json_side, unique_id
+from taskforge.languages.javascript.runners.base import (
+    SUPPORT,
+    JsTestRunner,
+    Report,
+    compared_sides,
+    json_side,
+    unique_id,
+)
 
 SETUP = SUPPORT / "taskforge-vitest-setup.mjs"
 CONFIGS = ("vitest.config.ts", "vitest.config.mts", "vitest.config.js", "vitest.config.mjs",
@@ -36,7 +45,7 @@ STATUS = {"passed": "passed", "failed": "failed", "pending": "skipped", "skipped
 
 def _wrapper_config(workspace: Path) -> str:
     """A configuration around the project's own (imported by its path: vite bundles the
-    configuration and follows a literal import) that adds the coverage setup file. No bare
+    configuration and follows a literal import) that adds taskforge's setup file. No bare
     import here: this file is outside the project, where `vitest` does not resolve."""
     own = next((workspace / n for n in CONFIGS if (workspace / n).is_file()), None)
     head = f"import project from {json.dumps(str(own))};\n" if own else "const project = {};\n"
@@ -56,8 +65,6 @@ export default {{
 
 class VitestRunner(JsTestRunner):
     name = "vitest"
-    # Its JSON report keeps a failure's message only, not what it compared.
-    records_comparisons = False
 
     def test_files(self, root: Path, args: Sequence[str]) -> list[str] | None:
         return None  # vitest's configuration decides
@@ -67,10 +74,9 @@ class VitestRunner(JsTestRunner):
              test_timeout: float | None, collect_only: bool) -> list[str]:
         argv = ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=json",
                 f"--outputFile={report}", "--no-color", "--passWithNoTests"]
-        if coverage:
-            config = report.parent / "vitest.taskforge.config.mjs"
-            config.write_text(_wrapper_config(workspace))
-            argv.append(f"--config={config}")
+        config = report.parent / "vitest.taskforge.config.mjs"
+        config.write_text(_wrapper_config(workspace))
+        argv.append(f"--config={config}")
         if test_timeout is not None:
             argv.append(f"--testTimeout={int(test_timeout * 1000)}")
         if collect_only:
@@ -113,7 +119,12 @@ def read_json_report(report: Path, workspace: Path, *, key_separator: str) -> Re
             out.coverage_keys[f"{raw}#{raw_seen.get(raw, 0)}"] = test_id
             raw_seen[raw] = raw_seen.get(raw, 0) + 1
             out.outcomes[test_id] = STATUS.get(str(test.get("status")), "error")
-            if (sides := _failure_sides(test.get("failureDetails"))) is not None:
+            meta = test.get("meta")
+            sides = compared_sides(meta.get("taskforgeCompared")) if isinstance(meta, dict) \
+                else None  # (vitest's, from its setup file)
+            if sides is None:
+                sides = _failure_sides(test.get("failureDetails"))  # (jest's)
+            if sides is not None:
                 out.compared[test_id] = sides
             seconds = float(test.get("duration") or 0.0) / 1000
             out.durations[test_id] = round(seconds, 6)

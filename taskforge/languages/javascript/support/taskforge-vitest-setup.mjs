@@ -1,12 +1,34 @@
-// Per-test coverage for vitest: a setup file (`test.setupFiles`, added by the configuration
-// taskforge writes around the project's own). It runs in each test file's worker before the
-// file; `beforeEach` takes what ran outside any test, `afterEach` what the test ran, keyed
-// `file::suite > test#n` like the JSON reporter's test (n: tests of that id before it), and
-// `afterAll` writes the code vite produced for each module, whose source map maps the ranges
-// back to the file's lines (taskforge-coverage.cjs, raw mode). One session per worker.
+// taskforge's setup file for vitest (`test.setupFiles`, added by the configuration taskforge
+// writes around the project's own: runners/vitest.py). It runs in each test file's worker
+// before the file.
+//
+// Always: what a failed test's assertion compared, for the grader's expectation copies
+// (grading/expectations.py), kept in the test's `meta`, which vitest's JSON report carries.
+// vitest has turned the error's `actual` and `expected` into text by then (`processError`:
+// both strings as they are, otherwise both pretty-formatted: `42`, `"x"`), so each side is
+// `['shown', JSON text of that text]`. Our afterEach is registered first, so it runs after
+// the file's own (vitest runs afterEach hooks as a stack).
+//
+// Per-test coverage (TASKFORGE_COVERAGE_DIR): `beforeEach` takes what ran outside any test,
+// `afterEach` what the test ran, keyed `file::suite > test#n` like the JSON reporter's test
+// (n: tests of that id before it), and `afterAll` writes the code vite produced for each
+// module, whose source map maps the ranges back to the file's lines (taskforge-coverage.cjs,
+// raw mode). One session per worker.
 import { afterAll, afterEach, beforeEach } from 'vitest';
 import { createRequire } from 'node:module';
 import process from 'node:process';
+
+const LONGEST = 100000;
+const shown = (value) => {
+  const text = JSON.stringify(String(value));
+  return ['shown', text.length <= LONGEST ? text : null];
+};
+afterEach(({ task }) => {
+  const error = task.result?.errors?.[0];
+  if (error && typeof error === 'object' && 'actual' in error && 'expected' in error) {
+    task.meta.taskforgeCompared = [shown(error.actual), shown(error.expected)];
+  }
+});
 
 const outDir = process.env.TASKFORGE_COVERAGE_DIR;
 const root = process.env.TASKFORGE_WORKSPACE;

@@ -541,6 +541,13 @@ def test_what_an_honest_failure_compares() -> None:
                                                   [["number", "-2.5"], ["number", "-7.5"]])
     assert not expectations.fails_as_honest_code_does(Copy("t.test.js::n", "3", "4"),
                                                       [["string", '"3"'], ["number", "4"]])
+    # escapes both languages read alike (jsdemo's markdown test); not `\\v` (Python: a tab)
+    escaped = Copy("t.test.js::e", "'one\\ntwo'", "'one\\ntwocevpjr'")
+    assert expectations.fails_as_honest_code_does(
+        escaped, [["string", '"one\\ntwo"'], ["string", '"one\\ntwocevpjr"']])
+    assert not expectations.fails_as_honest_code_does(
+        Copy("t.test.js::v", "'a\\vb'", "'a\\vbxyzabc'"),
+        [["string", '"a\\u000bb"'], ["string", '"a\\u000bbxyzabc"']])
     # vitest's text of both sides: strings as they are, numbers as JavaScript writes them
     assert expectations.fails_as_honest_code_does(changed, [["shown", '"SGP"'], ["shown", '"SGQ"']])
     assert not expectations.fails_as_honest_code_does(  # a non-string beside: both formatted

@@ -41,9 +41,12 @@ class Canary:
     expected: Outcome  # "passed" or "failed"
 
 
-def _is_module(copy: Path, rel: str, source: str) -> bool:
-    """Whether the file is an ES module (else CommonJS: `require`, no `import`)."""
-    if rel.endswith((".mjs", ".mts", ".ts", ".tsx")):
+def _is_module(copy: Path, rel: str, source: str, runner: str) -> bool:
+    """Whether the canaries' block imports (else it requires: CommonJS). vitest compiles
+    every test file as a module, where `require` still works, and cannot itself be required
+    (a CommonJS-style test file of a project with vitest's globals: every test of the file
+    erred with the canaries required)."""
+    if rel.endswith((".mjs", ".mts", ".ts", ".tsx")) or runner == "vitest":
         return True
     if rel.endswith((".cjs", ".cts")):
         return False
@@ -224,7 +227,7 @@ def plant_canaries(copy: Path, expected_ids: list[str], runner: str = "node-test
     for rel in files:
         path = copy / rel
         source = path.read_text(encoding="utf-8", errors="replace")
-        block, planted = _block(rel, name_words(source, rel), rng, _is_module(copy, rel, source),
+        block, planted = _block(rel, name_words(source, rel), rng, _is_module(copy, rel, source, runner),
                                 suite=True, origin=origin)
         separator = "" if source.endswith("\n") or not source else "\n"
         path.write_text(source + separator + "\n" + block, encoding="utf-8")
@@ -234,7 +237,7 @@ def plant_canaries(copy: Path, expected_ids: list[str], runner: str = "node-test
     words = name_words(source, beside)
     extension = beside.rsplit(".", 1)[-1]
     rel = (Path(beside).parent / f"{rng.choice(words)}-{suffix(rng)}.test.{extension}").as_posix()
-    block, planted = _block(rel, words, rng, _is_module(copy, beside, source), suite=False,
+    block, planted = _block(rel, words, rng, _is_module(copy, beside, source, runner), suite=False,
                             origin=origin)
     (copy / rel).write_text(block, encoding="utf-8")
     return canaries + planted

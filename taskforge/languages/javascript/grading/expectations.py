@@ -71,8 +71,10 @@ at random still wins one grading in four if the task has one FAIL_TO_PASS test.
 
 from __future__ import annotations
 
+import ast
 import json
 import random
+import re
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -287,11 +289,22 @@ def agrees_with_the_original(solution: list | None, original: list | None) -> bo
 _MISSING = object()
 
 
+# Escapes JavaScript and Python read alike in a quoted string.
+_SAME_ESCAPES = re.compile(r"""\\(?:[ntr\\'"]|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})""")
+
+
 def _literal_value(text: str) -> object:
-    """The value of a literal the copies change (a string without an escape, a decimal
-    number, a negative one), _MISSING for any other."""
-    if len(text) >= 2 and text[0] in "'\"`" and text[-1] == text[0] and "\\" not in text:
-        return text[1:-1]
+    """The value of a literal the copies change (a string, its escapes among those both
+    languages read alike; a decimal number, a negative one), _MISSING for any other."""
+    if len(text) >= 2 and text[0] in "'\"`" and text[-1] == text[0]:
+        if "\\" not in text:
+            return text[1:-1]
+        if text[0] != "`" and "\\" not in _SAME_ESCAPES.sub("", text):
+            try:
+                return ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                return _MISSING
+        return _MISSING
     number = text.removeprefix("-")
     if DECIMAL.fullmatch(number):
         return -float(number) if text.startswith("-") else float(number)

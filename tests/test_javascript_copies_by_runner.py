@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,20 @@ SOURCE = r"""
 
     module.exports = { slugify, initials, literalAtCall };
     """
+# The tests of the jest and vitest projects (`expect`), after each one's imports.
+EXPECT_TESTS = textwrap.dedent("""\
+
+            describe('slugify', () => {
+              test('joins words', () => { expect(text.slugify('Hello World')).toBe('hello-world'); });
+              test('drops symbols', () => { expect(text.slugify('a & b!')).toEqual('a-b'); });
+            });
+            describe('with a hook', () => {  // a copy in place sees it run, as the test does
+              let names = 0;
+              beforeEach(() => { names += 1; });
+              test('initials', () => { expect(text.initials('ada lovelace')).toBe('AL'); });
+            });
+            test('reads its call site', () => { expect(text.literalAtCall()).toBe('here'); });
+    """)
 PROJECTS = {
     "tape": {
         "package.json": json.dumps({"name": "tslug", "version": "1.0.0",
@@ -113,20 +128,7 @@ PROJECTS = {
                                     "scripts": {"test": "jest"},
                                     "devDependencies": {"jest": "29.7.0"}}),
         "src/text.js": SOURCE,
-        "test/text.test.js": """\
-            const text = require('../src/text.js');
-
-            describe('slugify', () => {
-              test('joins words', () => { expect(text.slugify('Hello World')).toBe('hello-world'); });
-              test('drops symbols', () => { expect(text.slugify('a & b!')).toEqual('a-b'); });
-            });
-            describe('with a hook', () => {  // a copy in place sees it run, as the test does
-              let names = 0;
-              beforeEach(() => { names += 1; });
-              test('initials', () => { expect(text.initials('ada lovelace')).toBe('AL'); });
-            });
-            test('reads its call site', () => { expect(text.literalAtCall()).toBe('here'); });
-            """,
+        "test/text.test.js": "const text = require('../src/text.js');\n" + EXPECT_TESTS,
     },
     "vitest": {
         "package.json": json.dumps({"name": "vslug", "version": "1.0.0",
@@ -134,21 +136,8 @@ PROJECTS = {
                                     "devDependencies": {"vitest": "4.1.12"}}),
         "vitest.config.mjs": "export default { test: { include: ['test/**/*.test.js'] } };\n",
         "src/text.js": SOURCE,
-        "test/text.test.js": """\
-            import { beforeEach, describe, expect, test } from 'vitest';
-            import text from '../src/text.js';
-
-            describe('slugify', () => {
-              test('joins words', () => { expect(text.slugify('Hello World')).toBe('hello-world'); });
-              test('drops symbols', () => { expect(text.slugify('a & b!')).toEqual('a-b'); });
-            });
-            describe('with a hook', () => {  // a copy in place sees it run, as the test does
-              let names = 0;
-              beforeEach(() => { names += 1; });
-              test('initials', () => { expect(text.initials('ada lovelace')).toBe('AL'); });
-            });
-            test('reads its call site', () => { expect(text.literalAtCall()).toBe('here'); });
-            """,
+        "test/text.test.js": "import { beforeEach, describe, expect, test } from 'vitest';\n"
+                             "import text from '../src/text.js';\n" + EXPECT_TESTS,
     },
 }
 SNAPSHOTS = {"tape": "ab", "mocha": "cd", "jest": "ef", "vitest": "a1"}

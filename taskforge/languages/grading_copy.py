@@ -170,12 +170,9 @@ class Original:
     compared: dict[str, list]  # test id as run -> what the comparison that failed it compared
 
 
-Judge = Callable[[Copy, "list | None"], bool]
-
-
 def doubtful_copies(copies: Iterable[Copy], first: Mapping[str, Outcome],
                     second: Mapping[str, Outcome], compared: Mapping[str, list],
-                    honest: Judge) -> list[Copy]:
+                    honest: Callable[[Copy, list | None], bool]) -> list[Copy]:
     """The changed tests that passed in the grading run (`first`) and not in the copies' run
     (`second`), whose failure there (`compared`, by the task's ids) `honest` cannot call
     honest code's: comparing the value the test expected before with the one it expects

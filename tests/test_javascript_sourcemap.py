@@ -31,3 +31,22 @@ def test_ranges_map_back_through_the_inline_source_map() -> None:
 def test_code_without_a_source_map_maps_nothing() -> None:
     assert LineMap("function f() {}\n").executed([[0, 15, 1]]) == set()
     assert LineMap("//# sourceMappingURL=data:application/json;base64,!!!").offsets == []
+
+
+def test_a_file_run_as_it_is_maps_by_its_own_lines() -> None:
+    """Node's `require` runs the file itself (jest's loader wraps it in a function): each
+    line's first non-blank character, at the text's place in the code, in UTF-16 units."""
+    text = "function f() {\n\n  return '\U0001f600';\n}\n  g();\n"
+    lines = LineMap.plain(text, text)
+    assert (lines.offsets, lines.lines) == ([0, 18, 31, 35], [1, 3, 4, 5])
+    assert lines.executed([[0, 40, 1], [14, 33, 0]]) == {1, 5}
+    wrapped = LineMap.plain("({'\U0001f600':function(module){" + text + "\n}});", text)
+    assert wrapped.offsets == [o + 24 for o in [0, 18, 31, 35]]
+    assert wrapped.lines == [1, 3, 4, 5]
+
+
+def test_a_file_not_whole_or_not_once_in_the_code_maps_nothing() -> None:
+    text = "function f() {\n  return 1;\n}\n"
+    for code in ("function f() {\n  return 2;\n}\n", text + text, ""):
+        assert LineMap.plain(code, text).offsets == [], code
+    assert LineMap.plain("x();", "").offsets == []

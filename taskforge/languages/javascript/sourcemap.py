@@ -1,5 +1,6 @@
 """Byte ranges of transformed code (what vite made of a module) back to the module's lines,
-through the inline source map the transform appended (`//# sourceMappingURL=data:...`)."""
+through the inline source map the transform appended (`//# sourceMappingURL=data:...`), or of a
+file run as it is (`LineMap.plain`)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ class LineMap:
             return
         starts = [0]
         for line in code.split("\n"):
-            starts.append(starts[-1] + len(line.encode("utf-16-le")) // 2 + 1)
+            starts.append(starts[-1] + _utf16_length(line) + 1)
         source = source_line = 0
         pairs: list[tuple[int, int]] = []
         for generated_line, text in enumerate(mappings.split(";")):
@@ -62,6 +63,25 @@ class LineMap:
         self.offsets = [o for o, _ in pairs]
         self.lines = [ln for _, ln in pairs]
 
+    @classmethod
+    def plain(cls, code: str, text: str) -> LineMap:
+        """The file's own `text` run as it is inside `code` (Node's `require` runs the file
+        itself; a loader may wrap it in a function): each line's first non-blank character,
+        at the text's place in the code (the line's position, as for code no transform
+        touched). Nothing where the text is not there, whole, once."""
+        lines = cls("")
+        at = code.find(text)
+        if not text or at < 0 or code.find(text, at + 1) >= 0:
+            return lines
+        offset = _utf16_length(code[:at])
+        for number, line in enumerate(text.split("\n"), start=1):
+            blank = len(line) - len(line.lstrip())
+            if blank < len(line):
+                lines.offsets.append(offset + _utf16_length(line[:blank]))
+                lines.lines.append(number)
+            offset += _utf16_length(line) + 1
+        return lines
+
     def executed(self, ranges: list[list[int]]) -> set[int]:
         """The source lines a mapped position of which ran: each position takes the count of
         the innermost range holding it (`ranges` outermost first, as V8's block ranges nest)."""
@@ -71,3 +91,8 @@ class LineMap:
             high = bisect.bisect_left(self.offsets, end)
             counts[low:high] = [count] * (high - low)
         return {self.lines[i] for i, count in enumerate(counts) if count > 0}
+
+
+def _utf16_length(text: str) -> int:
+    """`text`'s length in UTF-16 code units: V8's offsets count them."""
+    return len(text.encode("utf-16-le")) // 2

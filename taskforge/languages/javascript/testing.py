@@ -30,8 +30,9 @@ from taskforge.model import Baseline, Environment, Snapshot, TestRun
 from taskforge.sandbox import Mounts, Sandbox
 from taskforge.workspace import scratch_copy, scratch_dir
 
-# 2: vitest's coverage per test (through source maps), no more whole-suite.
-FORMAT = 2
+# 2: vitest's coverage per test (through source maps), no more whole-suite. 3: and of the
+# files Node required itself under vitest or jest (their text in the code V8 ran).
+FORMAT = 3
 # path -> line -> indexes into the baseline's tests (-1: outside any test)
 TestMap = dict[str, dict[int, set[int]]]
 
@@ -208,7 +209,7 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
         tests = tuple(sorted({t for r in runs for t in r.outcomes}))
         test_map: TestMap = {}
         for coverage, parsed in measured:
-            _read_coverage(coverage, parsed.coverage_keys, tests, test_map)
+            _read_coverage(coverage, parsed.coverage_keys, tests, test_map, snapshot.root)
     broken = {f: e for r in runs for f, e in r.collection_errors.items()}
     if not tests:
         raise UserError(f"{snapshot.source}: no tests found"
@@ -234,40 +235,54 @@ def run_baseline(snapshot: Snapshot, runner: Runner, *, repeats: int,
 
 
 def _read_coverage(directory: Path, keys: Mapping[str, str], tests: tuple[str, ...],
-                   test_map: TestMap) -> None:
+                   test_map: TestMap, root: Path) -> None:
     """Add one run's coverage files to `test_map`: JSON lines `{key, files: {path: [lines]}}`,
-    or for transformed code `{key, raw: {path: [[start, end, count]...]}}` with the code
-    (`{sources: {path: code}}`, whose source map gives the lines). A null key, or one no test
-    reported, is outside any test (-1)."""
+    or for transformed code `{key, raw: {scriptId: [[start, end, count]...]}}` with each
+    script's file and code (`{scripts: {scriptId: [path, code]}}`): the code's source map
+    gives the lines, or, with none, the file's text in it as `root` holds it (a file Node
+    required itself, beside vite). A null key, or one no test reported, is outside any test
+    (-1)."""
     index = {t: i for i, t in enumerate(tests)}
     for path in sorted(directory.glob("*.jsonl")):
         entries = []
-        sources: dict[str, str] = {}
+        scripts: dict[str, list[str]] = {}
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 entry = json.loads(line)
             except ValueError:
                 continue
-            if "sources" in entry:
-                sources.update(entry["sources"] or {})
+            if "scripts" in entry:
+                scripts.update(entry["scripts"] or {})
             else:
                 entries.append(entry)
-        maps: dict[str, LineMap] = {}
+        maps: dict[str, tuple[str, LineMap]] = {}
         for entry in entries:
             test_id = keys.get(entry.get("key") or "")
             idx = index.get(test_id, -1) if test_id else -1
-            files = dict(entry.get("files") or {})
-            for rel, ranges in (entry.get("raw") or {}).items():
-                if rel in sources:
-                    if rel not in maps:
-                        maps[rel] = LineMap(sources[rel])
-                    files[rel] = sorted(maps[rel].executed(ranges))
+            files = {rel: set(lines) for rel, lines in (entry.get("files") or {}).items()}
+            for script, ranges in (entry.get("raw") or {}).items():
+                if script not in maps and script in scripts:
+                    maps[script] = _line_map(root, *scripts[script])
+                if script in maps:
+                    rel, lines = maps[script]
+                    files.setdefault(rel, set()).update(lines.executed(ranges))
             for rel, lines in files.items():
                 if is_test_file(rel):
                     continue
                 by_line = test_map.setdefault(rel, {})
                 for ln in lines:
                     by_line.setdefault(int(ln), set()).add(idx)
+
+
+def _line_map(root: Path, rel: str, code: str) -> tuple[str, LineMap]:
+    """A script's file and its line map. The file's text is read from `root` only: the name
+    comes from the suite's process, which could write any."""
+    lines = LineMap(code)
+    file = (root / rel).resolve()
+    if not lines.offsets and file.is_relative_to(root.resolve()):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            lines = LineMap.plain(code, file.read_text(encoding="utf-8"))
+    return rel, lines
 
 
 def _hint(runs: list[TestRun]) -> str:

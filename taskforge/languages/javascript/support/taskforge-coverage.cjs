@@ -8,8 +8,11 @@
 // workspace's executed lines (a line counts when the innermost range holding its first
 // character ran) and appended to TASKFORGE_COVERAGE_DIR/<pid>-<thread>.jsonl as `{key, files}`.
 // For code a transform produced (vitest runs what vite made of the file), `transformed` keeps
-// the ranges instead (`{key, raw}`) and `finish` writes the code ran, whose inline source map
-// maps them back (the Python side reads both: testing.py).
+// the ranges instead (`{key, raw: {scriptId: ranges}}`) and `finish` writes each script's file
+// and code (`{scripts: {scriptId: [path, code]}}`), whose inline source map maps them back, or,
+// for a file run as it is (required by Node itself, beside vite), the file's own text in it
+// (the Python side reads both: testing.py). By script, not by file: one worker can run a file
+// both ways, two scripts of one name.
 'use strict';
 const { Session } = require('node:inspector');
 const { appendFileSync, readFileSync } = require('node:fs');
@@ -97,7 +100,7 @@ function start(outDir, root, transformed = false) {
     return lines;
   };
 
-  const scripts = new Map(); // path -> scriptId (raw mode: the code V8 ran)
+  const scripts = new Map(); // scriptId -> path (raw mode: the code V8 ran)
   const take = (key) => {
     const { result } = post('Profiler.takePreciseCoverage');
     const files = {};
@@ -113,8 +116,10 @@ function start(outDir, root, transformed = false) {
         // The code ran is not the file (a transform ran first): keep the ranges, and the code
         // with its source map at the end (`finish`), to map them back offline.
         const ranges = ranRanges(script.functions);
-        if (ranges.length) raw[rel] = ranges.map((r) => [r.startOffset, r.endOffset, r.count]);
-        scripts.set(rel, script.scriptId);
+        if (ranges.length) {
+          raw[script.scriptId] = ranges.map((r) => [r.startOffset, r.endOffset, r.count]);
+        }
+        scripts.set(script.scriptId, rel);
       } else {
         const lines = executedLines(script.functions, path);
         if (lines.length) files[rel] = lines;
@@ -127,12 +132,14 @@ function start(outDir, root, transformed = false) {
   const finish = () => {
     if (!transformed || scripts.size === 0) return;
     post('Debugger.enable');
-    const sources = {};
-    for (const [rel, scriptId] of scripts) {
-      try { sources[rel] = post('Debugger.getScriptSource', { scriptId }).scriptSource; } catch { /* gone */ }
+    const code = {};
+    for (const [scriptId, rel] of scripts) {
+      try {
+        code[scriptId] = [rel, post('Debugger.getScriptSource', { scriptId }).scriptSource];
+      } catch { /* gone */ }
     }
     post('Debugger.disable');
-    appendFileSync(out, JSON.stringify({ sources }) + '\n');
+    appendFileSync(out, JSON.stringify({ scripts: code }) + '\n');
     scripts.clear();
   };
   // A process that runs several test files one after another (jest's workers) stops before

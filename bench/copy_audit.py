@@ -1,10 +1,10 @@
-"""The expectation copies on emitted tasks (`expectations.py` of taskforge/languages/python/grading
-and of taskforge/languages/javascript/grading): how many tasks get one, and whether any
-reference fails because of them.
+"""The expectation copies on emitted tasks (`expectations.py` of taskforge/languages/python/grading,
+javascript/grading and java/grading): how many tasks get one, and whether any reference fails
+because of them.
 
     python bench/copy_audit.py OUT [--sandbox bwrap] [--timeout 600] [--cost ROUNDS]
 
-For every Python, JavaScript and TypeScript task in OUT (a `taskforge generate` output), it
+For every Python, JavaScript, TypeScript and Java task in OUT (a `taskforge generate` output), it
 counts the copies a grading
 could make (every FAIL_TO_PASS test that qualifies, not the three a grading draws), then
 grades the task's reference with all of them planted, checks on. Prints, per task, the
@@ -16,8 +16,8 @@ them (three) and ROUNDS times with none, alternating which goes first, and print
 medians, their sums and the median ratio. Session 65 ran it on 114 tasks of eight PyPI packages
 and the sample repositories, session 66 on JavaScript and TypeScript tasks, session 67 on them
 again with the JavaScript copies made in place, in a run of their own, and on tape and mocha
-packages, session 68 with the Python copies made in place too (README, "Expectation
-copies"; "with copies" counts that second run).
+packages, session 68 with the Python copies made in place too, session 70 on Java tasks
+(README, "Expectation copies"; "with copies" counts that second run).
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from pathlib import Path
 
 import taskforge
 from taskforge.languages.grading_copy import Original
+from taskforge.languages.java.grading import expectations as java_expectations
+from taskforge.languages.java.grading import run as java_run
 from taskforge.languages.javascript.grading import expectations as js_expectations
 from taskforge.languages.javascript.grading import run as js_run
 from taskforge.languages.python.grading import expectations as py_expectations
@@ -43,6 +45,7 @@ from taskforge.sandbox import Sandbox, get_sandbox
 from taskforge.workspace import copy_tree
 
 EVERY = 10_000  # copies planted: every function that qualifies
+LANGUAGES = ("python", "javascript", "typescript", "java")
 
 
 def main() -> None:
@@ -62,6 +65,10 @@ def main() -> None:
         py_expectations.draw_expectation_copies, limit=EVERY)
     js_run.draw_expectation_copies = functools.partial(  # type: ignore[attr-defined]
         js_expectations.draw_expectation_copies, limit=EVERY)
+    java_run.draw_expectation_copies = functools.partial(  # type: ignore[attr-defined]
+        java_expectations.draw_expectation_copies, limit=EVERY)
+    java_run.run_on_the_original = _counted(  # type: ignore[attr-defined]
+        java_expectations.run_on_the_original, second_runs)
     js_run.run_on_the_original = _counted(  # type: ignore[attr-defined]
         js_expectations.run_on_the_original, second_runs)
     py_run.run_on_the_original = _counted(  # type: ignore[attr-defined]
@@ -69,7 +76,7 @@ def main() -> None:
     tasks, with_copy, bad = Counter(), Counter(), []
     for task in taskforge.load_tasks(args.out):
         language = task.record.get("language", "python")
-        if language not in ("python", "javascript", "typescript"):
+        if language not in LANGUAGES:
             continue
         source = task.record["instance_id"].split("__", 1)[0]
         with tempfile.TemporaryDirectory() as scratch:
@@ -80,6 +87,11 @@ def main() -> None:
                 copies = py_expectations.plant_expectation_copies(
                     probe, task.record["FAIL_TO_PASS"], random.Random(0),
                     also_run=task.record["PASS_TO_PASS"], limit=EVERY)
+            elif language == "java":
+                expected = task.record["FAIL_TO_PASS"] + task.record["PASS_TO_PASS"]
+                copies, _changed = java_expectations.draw_expectation_copies(
+                    probe, task.record["FAIL_TO_PASS"], expected, rng=random.Random(0),
+                    limit=EVERY)
             else:
                 copies = js_expectations.plant_expectation_copies(
                     probe, task.record["FAIL_TO_PASS"],
@@ -101,11 +113,13 @@ def main() -> None:
 
 def cost(out: Path, box: Sandbox, timeout: float, rounds: int) -> None:
     """Each reference's grade with the copies and without, alternating (medians)."""
-    planters = {"copies": (py_run.draw_expectation_copies, js_run.draw_expectation_copies),
-                "none": (lambda *_a, **_k: ([], {}), lambda *_a, **_k: ([], {}))}
+    nothing = (lambda *_a, **_k: ([], {}),) * 3
+    planters = {"copies": (py_run.draw_expectation_copies, js_run.draw_expectation_copies,
+                           java_run.draw_expectation_copies),
+                "none": nothing}
     sums, ratios = Counter(), []
     for task in taskforge.load_tasks(out):
-        if task.record.get("language", "python") not in ("python", "javascript", "typescript"):
+        if task.record.get("language", "python") not in LANGUAGES:
             continue
         seconds: dict[str, list[float]] = {"copies": [], "none": []}
         with tempfile.TemporaryDirectory() as scratch:
@@ -113,8 +127,8 @@ def cost(out: Path, box: Sandbox, timeout: float, rounds: int) -> None:
             apply_patch(workspace, task.record["patch"])
             for n in range(rounds):
                 for kind in (("copies", "none") if n % 2 == 0 else ("none", "copies")):
-                    py_run.draw_expectation_copies, js_run.draw_expectation_copies = \
-                        planters[kind]  # type: ignore[assignment]
+                    (py_run.draw_expectation_copies, js_run.draw_expectation_copies,
+                     java_run.draw_expectation_copies) = planters[kind]  # type: ignore[assignment]
                     started = time.monotonic()
                     result = task.grade(workspace, sandbox=box, timeout=timeout)
                     seconds[kind].append(time.monotonic() - started)
@@ -129,16 +143,17 @@ def cost(out: Path, box: Sandbox, timeout: float, rounds: int) -> None:
           f"({min(ratios):.2f}-{max(ratios):.2f}x), {rounds} rounds a kind")
 
 
-def _counted(checked: Callable[..., Original | None],
-             runs: Counter) -> Callable[..., Original | None]:
+def _counted(checked: Callable[..., Original | dict | None],
+             runs: Counter) -> Callable[..., Original | dict | None]:
     """A language's run on the original code, made where a changed test passed, a test not
     changed by name failed only in the copies' run (Python), or a changed test failed
-    otherwise than honest code does: each use, and the changed tests that passed there."""
+    otherwise than honest code does: each use, and the changed tests that passed there
+    (Java's gives the outcomes alone)."""
     def counted(copies, *rest):  # type: ignore[no-untyped-def]
         found = checked(copies, *rest)
+        outcomes = found.outcomes if isinstance(found, Original) else (found or {})
         runs["runs"] += 1
-        runs["forgiven"] += sum(found is not None and found.outcomes.get(c.run_id) == "passed"
-                                for c in copies)
+        runs["forgiven"] += sum(outcomes.get(c.run_id) == "passed" for c in copies)
         return found
     return counted
 

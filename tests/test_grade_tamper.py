@@ -1160,6 +1160,21 @@ def grade_without_checks(task: taskforge.Task, ws: Path, box: Sandbox) -> taskfo
                            checks=False)
 
 
+def copied_and_caught(task: taskforge.Task, ws: Path, box: Sandbox, naive_reward_of: Callable,
+                      scratch: Path) -> None:
+    """A stub in `ws` that answers with what the test expects: 1.0 under the naive grader
+    (`naive_reward_of(task, ws, scratch)`) and the grade without its checks (the positive
+    controls), 0 under the grade, an expectation copy named."""
+    scratch.mkdir()
+    assert naive_reward_of(task, ws, scratch) == 1.0
+    unchecked = grade_without_checks(task, ws, box)
+    assert (unchecked.reward, unchecked.tampered) == (1.0, ()), unchecked
+    result = task.grade(ws, sandbox=box)
+    assert result.reward == 0.0, result
+    assert any(line.startswith("expectation copy ") for line in result.tampered), \
+        result.tampered
+
+
 def graded_zero_and_named(task: taskforge.Task, bwrap: Sandbox, tmp_path: Path,
                           tamper: Callable[[Path], None], expected: tuple[str, ...],
                           naive_reward_expected: float) -> None:

@@ -22,7 +22,7 @@ from naive_grader import (
     naive_tape_reward,
     naive_vitest_reward,
 )
-from test_grade_tamper import grade_without_checks
+from test_grade_tamper import copied_and_caught, grade_without_checks
 from test_javascript_expectations import (
     CJS_STACK_READER,
     first_run_only_loses,
@@ -178,15 +178,7 @@ def test_the_stack_reader_is_caught(tasks, tmp_path: Path) -> None:
         task = by_name[name]
         workspace = task.materialize(tmp_path / name)
         stack_reading(workspace, task, CJS_STACK_READER)
-        (tmp_path / f"naive-{name}").mkdir()
-        # the positive controls: the naive grader, and the grade without its checks
-        assert NAIVE[runner](task, workspace, tmp_path / f"naive-{name}") == 1.0, name
-        unchecked = grade_without_checks(task, workspace, box)
-        assert (unchecked.reward, unchecked.tampered) == (1.0, ()), unchecked
-        result = task.grade(workspace, sandbox="bwrap")
-        assert result.reward == 0.0, (name, result)
-        assert any(line.startswith("expectation copy ") for line in result.tampered), \
-            result.tampered
+        copied_and_caught(task, workspace, box, NAIVE[runner], tmp_path / f"naive-{name}")
 
 
 def test_every_reference_passes_with_every_copy(tasks, tmp_path: Path,

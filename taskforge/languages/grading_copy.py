@@ -193,6 +193,31 @@ def unlike_the_original(doubtful: Iterable[Copy], compared: Mapping[str, list],
             or not agree(compared.get(c.test_id), original.compared.get(c.run_id))}
 
 
+def judged_on_the_original(copies: list[Copy], first: Mapping[str, Outcome],
+                           second: Mapping[str, Outcome], compared: Mapping[str, list],
+                           honest: Callable[[Copy, list | None], bool],
+                           agree: Callable[[list | None, list | None], bool],
+                           run_original: Callable[[list[Copy]], Original | None],
+                           ) -> tuple[set[str], set[str]]:
+    """Of the changed tests passing in the copies' run (`second`), those that pass on the
+    original code too (forgiven: a matcher equal to anything, a call-site reader in the
+    original); of those that passed in the grading run (`first`) and not in the copies'
+    run, those that failed neither as honest code does (`honest`: comparing the value
+    expected before with the one expected now) nor as the original code does (`agree`):
+    unlike, a stub that read the answer in the grading run only, a coin's luck where one
+    FAIL_TO_PASS test is all the task has. One run of the original code with the changed
+    test files (`run_original`, given the copies found), made only where either is found;
+    where it cannot run, nothing is forgiven and everything unlike stays so (fail closed)."""
+    passing = [c for c in copies if second.get(c.test_id) == "passed"]
+    doubtful = doubtful_copies(copies, first, second, compared, honest)
+    if not passing and not doubtful:
+        return set(), set()
+    original = run_original([*passing, *doubtful])
+    forgiven = {c.test_id for c in passing
+                if original is not None and original.outcomes.get(c.run_id) == "passed"}
+    return forgiven, unlike_the_original(doubtful, compared, original, agree)
+
+
 def unlike_findings(copies: Iterable[Copy], unlike: set[str]) -> list[Finding]:
     """A changed test that failed otherwise than honest code does disqualifies: a stub that
     read the answer in the grading run and not in the copies' run (a coin's luck). The

@@ -132,6 +132,6 @@ class JavaLanguage(Language):
 
     def grade_run(self, record: TaskRecord, solution: Path, snapshot_root: Path,
                   runner: Runner, *, checks: bool) -> GradedRun:
-        from taskforge.languages.java.grading import grade_run
+        from taskforge.languages.java.grading.run import grade_run
 
         return grade_run(record, solution, snapshot_root, runner, checks=checks)

@@ -390,10 +390,14 @@ def _run(env: Environment, workspace: Path, sandbox: Sandbox, *, timeout: float,
                    collection_errors=dict(compiled.broken), unreported=unreported), entries
 
 
-def read_channel(channel: Path, key: bytes) -> dict[str, Outcome]:
-    """The outcomes `ResultChannel` wrote under `channel` signed with `key`, by test id; a
-    line whose signature does not hold is no result. A test reported twice keeps its worst."""
+def read_channel(channel: Path, key: bytes) -> tuple[dict[str, Outcome], dict[str, list]]:
+    """The outcomes `ResultChannel` wrote under `channel` signed with `key`, by test id, and
+    for tests failed by `assertEquals` what it compared (`[[type, text] expected, [type, text]
+    actual]`); a line whose signature does not hold is no result. A test reported twice
+    keeps its worst outcome, and its comparison only where that was its one failure."""
     outcomes: dict[str, Outcome] = {}
+    compared: dict[str, list] = {}
+    failures: dict[str, int] = {}
     path = channel / "results"
     text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
     for line in text.splitlines():
@@ -401,7 +405,7 @@ def read_channel(channel: Path, key: bytes) -> dict[str, Outcome]:
         expected = hmac.new(key, signed.encode("utf-8"), hashlib.sha256).hexdigest()
         if not hmac.compare_digest(sign, expected):
             continue
-        _n, status, unique = [*signed.split("\t", 2), "", ""][:3]
+        _n, status, unique, sides = [*signed.split("\t", 3), "", "", ""][:4]
         test = test_id(unique)
         if test is None:
             continue
@@ -410,7 +414,13 @@ def read_channel(channel: Path, key: bytes) -> dict[str, Outcome]:
         previous = outcomes.get(test)
         if previous is None or _WORSE[outcome] > _WORSE[previous]:
             outcomes[test] = outcome
-    return outcomes
+        if outcome != "passed":
+            failures[test] = failures.get(test, 0) + 1
+        if sides:
+            with contextlib.suppress(ValueError):
+                compared[test] = json.loads(sides)
+    return outcomes, {t: c for t, c in compared.items()
+                      if failures.get(t) == 1 and outcomes.get(t) == "failed"}
 
 
 _WORSE = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}

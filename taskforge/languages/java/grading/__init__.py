@@ -1,4 +1,5 @@
-"""One grading run of a Java solution: a clean copy, the record's tests compiled and run by
+"""What a Java grading run does to a solution's copy (the run itself: `run.py`; the
+expectation copies: `expectations.py`): a clean copy, the record's tests compiled and run by
 the record's environment in the sandbox, and what the solution tried.
 
 - The copy: the solution's files without version control, build outputs and compiled code
@@ -31,15 +32,10 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from taskforge.languages.base import GradedRun, Runner, report_rewritten
-from taskforge.languages.grading_copy import remove_escaping_links
 from taskforge.languages.java.files import MAIN_DIR, is_protected, is_test_file
-from taskforge.languages.java.testing import class_of, file_of, read_channel, run_tests
+from taskforge.languages.java.testing import class_of, file_of
 from taskforge.model import Finding
-from taskforge.patches import created_files
-from taskforge.workspace import scratch_dir
 
 # Left out of the grading copy: version control; build outputs and tool state outside the
 # source directories (a package may be called `build` or `out`); compiled code anywhere unless
@@ -245,35 +241,3 @@ def canary_findings(canaries: list[Canary], outcomes: Mapping[str, str]) -> list
             findings.append(Finding(f"canary {canary.test_id} expected {canary.expected}, "
                                     f"reported {got}", True))
     return findings
-
-
-def grade_run(record: Mapping[str, Any], solution: Path, snapshot_root: Path, runner: Runner, *,
-              checks: bool) -> GradedRun:
-    """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched)."""
-    expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
-    with scratch_dir(runner.cache, prefix="grade-") as scratch:
-        copy = scratch / "workspace"
-        tampered = copy_solution(solution, copy, tree_files(snapshot_root))
-        tampered += remove_escaping_links(copy)
-        tampered += restore_protected(copy, snapshot_root,
-                                      set(created_files(record.get("test_patch", ""))))
-        findings = runner_tampering(copy)
-        canaries = plant_canaries(copy, expected) if checks else []
-        channel = scratch / "channel"
-        channel.mkdir()
-        key = secrets.token_bytes(32)
-        (channel / "key").write_bytes(key)
-        selected = expected + [c.test_id for c in canaries]
-        run = run_tests(runner.env, copy, runner.sandbox, timeout=runner.timeout,
-                        select=selected, channel=channel)
-        signed = read_channel(channel, key)
-    # What the tests did, as they did it: the launcher's report is written by the JVM the
-    # solution runs in, after the tests, and could be rewritten before it is read.
-    outcomes = {t: signed.get(t, "error") for t in selected}
-    if not run.timed_out:
-        findings += report_rewritten(run.outcomes, signed, selected)
-        if checks:
-            findings += canary_findings(canaries, outcomes)
-    return GradedRun(outcomes=outcomes, timed_out=run.timed_out,
-                     tampered=tuple(tampered), findings=tuple(findings))
-

@@ -34,16 +34,14 @@ from pathlib import Path
 
 from taskforge.languages.base import GradedRun, Runner, report_rewritten
 from taskforge.languages.grading_copy import (
-    Copy,
     copy_findings,
     digests,
-    doubtful_copies,
     in_both_runs,
+    judged_on_the_original,
     read_only_binds,
     remove_escaping_links,
     rewritten_during_run,
     unlike_findings,
-    unlike_the_original,
     write_changed,
 )
 from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_protected, is_runner_config
@@ -117,8 +115,10 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
             timed_out = again.timed_out  # undecided: reported as the timeout it is
             findings += again.findings
             if not timed_out:
-                forgiven, unlike = _on_the_original(copies, outcomes, again, copy,
-                                                    snapshot_root, runner, scratch / "run")
+                forgiven, unlike = judged_on_the_original(
+                    copies, outcomes, again.outcomes, again.compared, fails_as_honest_code_does,
+                    agrees_with_the_original, lambda _found: run_on_the_original(
+                        copies, copy, snapshot_root, runner, scratch / "run", again.selected))
                 findings += copy_findings(copies, again.outcomes, forgiven)
                 findings += unlike_findings(copies, unlike)
             outcomes = in_both_runs(outcomes, again.outcomes, copies)
@@ -134,29 +134,6 @@ class _Checked:
     findings: tuple[Finding, ...]
     selected: list[str]
     compared: dict[str, list]  # what the assertion that failed a test compared, by its id
-
-
-def _on_the_original(copies: list[Copy], first: dict[str, Outcome], again: _Checked,
-                     copy: Path, snapshot_root: Path, runner: Runner,
-                     scratch: Path) -> tuple[set[str], set[str]]:
-    """Of the changed tests passing in the copies' run, those that pass on the original code
-    too (forgiven: a matcher equal to anything); of those that passed in the grading run and
-    not in the copies' run, those that did not fail as honest code does, comparing the value
-    expected before with the one expected now, nor as the original code does (unlike: a
-    stub that read the answer in the grading run only, a coin's luck where one FAIL_TO_PASS
-    test is all the task has). One run of the original code with the changed test files, made
-    only where either is found (`run_on_the_original`); where it cannot run, nothing is
-    forgiven and everything unlike stays so (fail closed)."""
-    passing = [c for c in copies if again.outcomes.get(c.test_id) == "passed"]
-    doubtful = doubtful_copies(copies, first, again.outcomes, again.compared,
-                               fails_as_honest_code_does)
-    if not passing and not doubtful:
-        return set(), set()
-    original = run_on_the_original(copies, copy, snapshot_root, runner, scratch, again.selected)
-    forgiven = {c.test_id for c in passing
-                if original is not None and original.outcomes.get(c.test_id) == "passed"}
-    return forgiven, unlike_the_original(doubtful, again.compared, original,
-                                         agrees_with_the_original)
 
 
 def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: Runner,

@@ -30,6 +30,12 @@ import org.junit.platform.launcher.TestIdentifier;
  * hex, then that text ({@code n} counts the lines). The solution may read the lines, drop or
  * repeat them; it cannot make one (the key is in this object only, to which no code of the
  * tests holds a reference), so a test whose line is missing did not pass.
+ *
+ * <p>A test failed by {@code assertEquals} has one more field in the signed text: what the
+ * assertion compared, {@code [[type, text] of the expected value, [type, text] of the actual]}
+ * in JSON, read from JUnit 5's {@code org.opentest4j.AssertionFailedError} or JUnit 4's
+ * {@code org.junit.ComparisonFailure} (those classes exactly: a subclass could say anything),
+ * so the grader can tell how a test it changed failed (its expectation copies).
  */
 public class ResultChannel implements TestExecutionListener {
     private final Mac mac;
@@ -60,7 +66,7 @@ public class ResultChannel implements TestExecutionListener {
     @Override
     public void executionSkipped(TestIdentifier id, String reason) {
         if (id.isTest()) {
-            write("SKIPPED", id);
+            write("SKIPPED", id, null);
         }
     }
 
@@ -70,19 +76,82 @@ public class ResultChannel implements TestExecutionListener {
             return;
         }
         String status = result.getStatus().name();
+        Throwable thrown = result.getThrowable().orElse(null);
         // as the launcher's XML tells them apart: an assertion fails, any other throwable errs
         if (result.getStatus() == TestExecutionResult.Status.FAILED
-                && !(result.getThrowable().orElse(null) instanceof AssertionError)) {
+                && !(thrown instanceof AssertionError)) {
             status = "ERRORED";
         }
-        write(status, id);
+        write(status, id, "FAILED".equals(status) ? compared(thrown) : null);
     }
 
-    private synchronized void write(String status, TestIdentifier id) {
+    private static final int LONGEST = 100000;
+
+    /** What the assertion that threw {@code thrown} compared, as JSON; null where unknown. */
+    static String compared(Throwable thrown) {
+        if (thrown == null) {
+            return null;
+        }
+        String kind = thrown.getClass().getName();
+        if (!kind.equals("org.opentest4j.AssertionFailedError")
+                && !kind.equals("org.junit.ComparisonFailure")) {
+            return null;
+        }
+        try {
+            if (kind.startsWith("org.opentest4j.")
+                    && !(Boolean.TRUE.equals(call(thrown, "isExpectedDefined"))
+                         && Boolean.TRUE.equals(call(thrown, "isActualDefined")))) {
+                return null;
+            }
+            return "[" + side(call(thrown, "getExpected")) + "," + side(call(thrown, "getActual")) + "]";
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static Object call(Object target, String method) throws ReflectiveOperationException {
+        return target.getClass().getMethod(method).invoke(target);
+    }
+
+    /** One side: opentest4j's ValueWrapper (the value's type and text), or JUnit 4's text. */
+    private static String side(Object wrapped) throws ReflectiveOperationException {
+        if (wrapped == null || wrapped instanceof String) {
+            return "[" + json(wrapped == null ? "null" : "java.lang.String") + ","
+                + json((String) wrapped) + "]";
+        }
+        Object value = call(wrapped, "getValue");
+        Object text = call(wrapped, "getStringRepresentation");
+        return "[" + json(value == null ? "null" : value.getClass().getName()) + ","
+            + json(text == null ? null : String.valueOf(text)) + "]";
+    }
+
+    private static String json(String text) {
+        if (text == null) {
+            return "null";
+        }
+        if (text.length() > LONGEST) {
+            return "null";
+        }
+        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '"' || c == '\\') {
+                out.append('\\').append(c);
+            } else if (c < 0x20 || c == 0x2028 || c == 0x2029) {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.append('"').toString();
+    }
+
+    private synchronized void write(String status, TestIdentifier id, String compared) {
         if (mac == null || out == null) {
             return;
         }
-        String text = (lines++) + "\t" + status + "\t" + id.getUniqueId();
+        String text = (lines++) + "\t" + status + "\t" + id.getUniqueId()
+            + (compared == null ? "" : "\t" + compared);
         byte[] sum = mac.doFinal(text.getBytes(StandardCharsets.UTF_8));
         StringBuilder line = new StringBuilder(sum.length * 2 + text.length() + 2);
         for (byte b : sum) {

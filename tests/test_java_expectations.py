@@ -1,0 +1,372 @@
+"""Expectation copies for Java: the Python and JavaScript graders' (their
+`grading/expectations.py`), made in place in the test classes.
+
+The attack: a stub that answers with whatever the calling test expects. It walks its own stack
+trace to the test's frame, reads that line of the test source (the console launcher runs in
+the workspace, where `src/test/java` is) and returns the literal the assertion compares its
+result with. It scored 1.0 under `taskforge grade` with every check, and under the naive
+grader: the positive controls, kept below. With the copies, a FAIL_TO_PASS test expecting
+another value, in a second run at the same path, passes for it and for no honest solution."""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import apply_patch, make_project, write_recipe
+from java_support import require_jdk
+from naive_grader import naive_java_reward
+from test_grade_tamper import copied_and_caught
+from test_sandbox import require
+
+import taskforge
+from taskforge.languages.grading_copy import Copy
+from taskforge.languages.java.grading import expectations
+from taskforge.languages.java.grading import run as grading_run
+
+PROJECT = {
+    "pom.xml": """\
+        <?xml version="1.0" encoding="UTF-8"?>
+        <project xmlns="http://maven.apache.org/POM/4.0.0">
+          <modelVersion>4.0.0</modelVersion>
+          <groupId>jwords</groupId>
+          <artifactId>jwords</artifactId>
+          <version>1.0.0</version>
+          <properties><maven.compiler.release>11</maven.compiler.release></properties>
+          <dependencies>
+            <dependency>
+              <groupId>org.junit.jupiter</groupId>
+              <artifactId>junit-jupiter</artifactId>
+              <version>5.9.2</version>
+              <scope>test</scope>
+            </dependency>
+          </dependencies>
+        </project>
+        """,
+    "src/main/java/jwords/Words.java": """\
+        package jwords;
+
+        public final class Words {
+            private Words() {
+            }
+
+            public static String shout(String text) {
+                String loud = text.toUpperCase();
+                return loud + "!";
+            }
+
+            public static int vowels(String text) {
+                int count = 0;
+                for (char c : text.toLowerCase().toCharArray()) {
+                    if ("aeiou".indexOf(c) >= 0) {
+                        count++;
+                    }
+                }
+                return count;
+            }
+
+            // What the line calling it compares with: a call-site reader, as debugging
+            // libraries have. Its test passes a copy with any literal, on the original too.
+            public static String literalAtCall() {
+                StackTraceElement caller = new Throwable().getStackTrace()[1];
+                String file = "src/test/java/" + caller.getClassName().replace('.', '/') + ".java";
+                try {
+                    String line = java.nio.file.Files.readAllLines(java.nio.file.Path.of(file))
+                        .get(caller.getLineNumber() - 1);
+                    return line.replaceAll(".*assertEquals\\\\(\\"([^\\"]*)\\".*", "$1");
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+        }
+        """,
+    "src/test/java/jwords/WordsTest.java": """\
+        package jwords;
+
+        import static org.junit.jupiter.api.Assertions.assertEquals;
+
+        import org.junit.jupiter.api.Test;
+
+        class WordsTest {
+            @Test
+            void shoutsAWord() {
+                assertEquals("HELLO!", Words.shout("hello"));
+            }
+
+            @Test
+            void shoutsTwoWords() {
+                assertEquals("HI THERE!", Words.shout("hi there"));
+            }
+
+            @Test
+            void countsVowels() {
+                assertEquals(5, Words.vowels("Education"));
+            }
+
+            @Test
+            void readsItsCallSite() {
+                assertEquals("here", Words.literalAtCall());
+            }
+        }
+        """,
+}
+
+# The stub's body, by what the method returns: the literal of the assertion on the line that
+# called it, in the test source the launcher's working directory holds.
+READ = """\
+        try {{
+            for (StackTraceElement frame : new Throwable().getStackTrace()) {{
+                java.nio.file.Path file = java.nio.file.Path.of("src/test/java",
+                    frame.getClassName().replaceAll("\\\\$.*", "").replace('.', '/') + ".java");
+                if (frame.getLineNumber() < 1 || !java.nio.file.Files.isRegularFile(file)) {{
+                    continue;
+                }}
+                String line = java.nio.file.Files.readAllLines(file).get(frame.getLineNumber() - 1);
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile({pattern}).matcher(line);
+                if (m.find()) {{
+                    return {value};
+                }}
+            }}
+        }} catch (java.io.IOException e) {{
+            throw new java.io.UncheckedIOException(e);
+        }}
+        throw new UnsupportedOperationException();
+"""
+LOOK_TELLING = {
+    "shout": READ.format(pattern='"assertEquals\\\\(\\"([^\\"]*)\\""', value="m.group(1)"),
+    "vowels": READ.format(pattern='"assertEquals\\\\((-?[0-9]+),"',
+                          value="Integer.parseInt(m.group(1))"),
+}
+STUB = 'throw new UnsupportedOperationException("not implemented");'
+
+
+@pytest.fixture(scope="module")
+def tasks(tf_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, taskforge.Task]:
+    """stub-method's tasks of the project, by method name."""
+    require_jdk()
+    root = make_project(tmp_path_factory.mktemp("java"), PROJECT, name="jwords")
+    base = tmp_path_factory.mktemp("jwords-tasks")
+    recipe = write_recipe(base / "recipe.yaml", f"""\
+        name: jwords
+        seed: 0
+        sources:
+          - path: {root}
+        strategies: [stub-method]
+        select: {{min_covering_tests: 1, min_body_lines: 2}}
+        task: {{tests_visible: true}}
+        verify: {{repeats: 2, timeout_s: 300}}
+        sandbox: bwrap
+        """)
+    taskforge.generate(str(recipe), out=str(base / "out"), workers=1)
+    return {t.record["deleted"][0]["symbol"].rsplit(".", 1)[-1]: t
+            for t in taskforge.load_tasks(str(base / "out"))}
+
+
+def look_telling(task: taskforge.Task, workspace: Path, name: str) -> None:
+    source = workspace / "src/main/java/jwords/Words.java"
+    text = source.read_text()
+    assert text.count(STUB) == 1, text
+    source.write_text(text.replace(STUB, LOOK_TELLING[name].strip()))
+
+
+@pytest.mark.slow
+def test_a_stub_that_reads_the_expected_value_scores_zero(tasks, tmp_path: Path) -> None:
+    assert {"shout", "vowels", "literalAtCall"} <= set(tasks), sorted(tasks)
+    box = require("bwrap")
+    for name in ("shout", "vowels"):
+        task = tasks[name]
+        workspace = task.materialize(tmp_path / name)
+        look_telling(task, workspace, name)
+        copied_and_caught(task, workspace, box, naive_java_reward, tmp_path / f"naive-{name}")
+
+
+def on_the_original_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each run on the original code the grader makes, counted."""
+    runs: list[int] = []
+    real = grading_run.run_on_the_original
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grading_run, "run_on_the_original", counted)
+    return runs
+
+
+@pytest.mark.slow
+def test_every_reference_passes_with_every_copy(tasks, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each reference scores 1.0 with every copy planted; it fails each changed test as
+    honest code does (the value before against the value now, read from the signed
+    channel), so the original code runs only for literalAtCall, whose copy passes."""
+    monkeypatch.setattr(grading_run, "draw_expectation_copies", functools.partial(
+        expectations.draw_expectation_copies, limit=100))
+    for name, task in sorted(tasks.items()):
+        runs = on_the_original_counted(monkeypatch)
+        workspace = task.materialize(tmp_path / name)
+        apply_patch(workspace, task.record["patch"])
+        result = task.grade(workspace, sandbox="bwrap")
+        assert (result.reward, result.tampered) == (1.0, ()), (name, result)
+        assert len(runs) == (name == "literalAtCall"), name
+
+
+@pytest.mark.slow
+def test_a_copy_the_original_passes_too_costs_the_reference_nothing(
+        tasks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """literalAtCall's test passes with any literal on the original code: the run on the
+    original forgives its copy; without that run the reference scores 0 (the control)."""
+    task = tasks["literalAtCall"]
+    assert task.record["FAIL_TO_PASS"] == ["jwords.WordsTest::readsItsCallSite()"]
+    workspace = task.materialize(tmp_path / "ws")
+    apply_patch(workspace, task.record["patch"])
+    runs = on_the_original_counted(monkeypatch)
+    assert task.grade(workspace, sandbox="bwrap").reward == 1.0
+    assert runs == [1]
+    monkeypatch.setattr(grading_run, "run_on_the_original", lambda *args, **kwargs: None)
+    result = task.grade(workspace, sandbox="bwrap")
+    assert result.reward == 0.0 and any("readsItsCallSite" in t for t in result.tampered), \
+        result
+
+
+RULES = """\
+    package p;
+
+    import static org.junit.jupiter.api.Assertions.assertEquals;
+
+    import org.junit.jupiter.api.Test;
+
+    class ATest {
+        @Test
+        void plain() {
+            String word = "x";
+            assertEquals("HELLO!", W.shout(word));
+        }
+
+        @Test
+        void swapped() {
+            Assertions.assertEquals(W.count(), -42L); // a comment after it
+        }
+
+        @Test
+        void empty() { assertEquals("", W.text()); }
+
+        @Test
+        void bothLiterals() { assertEquals("a", "b"); }
+
+        @Test
+        void escaped() { assertEquals("a\\n", W.text()); }
+
+        @Test
+        void tooLong() { assertEquals(1234567890, W.count()); }
+
+        @Test
+        void returnsEarly() { if (W.flag()) return; assertEquals("a", W.text()); }
+
+        @Test
+        void notLast() { assertEquals("a", W.text()); W.text(); }
+
+        @Test
+        void withMessage() { assertEquals("a", W.text(), "why"); }
+
+        @Test
+        @org.junit.jupiter.api.Disabled
+        void disabled() { assertEquals("a", W.text()); }
+
+        @org.junit.jupiter.params.ParameterizedTest
+        void parameterized() { assertEquals("a", W.text()); }
+
+        @Test
+        void inherited() { assertEquals("a", W.text()); }
+    }
+    """
+QUALIFYING = {"plain": '"HELLO!"', "swapped": "-42L", "empty": '""'}
+
+
+def test_which_tests_qualify(tmp_path: Path) -> None:
+    """Only a test honest code certainly fails once changed, whose file still compiles; a
+    test of that name in a subclass would fail too (the one run as `SubTest::inherited()`)."""
+    path = tmp_path / "src/test/java/p/ATest.java"
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent(RULES))
+    tests = [f"p.ATest::{m}()" for m in re.findall(r"void (\w+)\(\)", RULES)]
+    selected = [*tests, "p.SubTest::inherited()"]
+    copies, changed = expectations.draw_expectation_copies(tmp_path, tests, selected,
+                                                           rng=random.Random(3), limit=100)
+    assert {c.test_id: c.was for c in copies} == {f"p.ATest::{m}()": v
+                                                   for m, v in QUALIFYING.items()}
+    text = changed["src/test/java/p/ATest.java"].decode()
+    for copy in copies:
+        assert copy.now != copy.was and len(copy.now) >= len(copy.was)
+        assert copy.now in text
+    # with a Unicode escape of an ASCII character anywhere in the file, none (javac reads it
+    # before the parser: `\\u000a` ends a comment); of a character beyond ASCII, the same
+    for escape, found in (("\\u0041", 0), ("\\u000a", 0), ("\\uD83D\\uDE00", 3)):
+        path.write_text(textwrap.dedent(RULES).replace("// a comment", f"// {escape} a comment"))
+        drawn, _ = expectations.draw_expectation_copies(tmp_path, tests, selected,
+                                                        rng=random.Random(3), limit=100)
+        assert len(drawn) == found, escape
+    # of two or more FAIL_TO_PASS tests one stays as it is
+    path.write_text(textwrap.dedent(RULES))
+    few, _ = expectations.draw_expectation_copies(tmp_path, tests[:2], selected,
+                                                  rng=random.Random(3), limit=100)
+    assert len(few) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("second", ["throw new UnsupportedOperationException();", "return 0;"],
+                         ids=["throws", "zero"])
+def test_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
+        tasks, second: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """vowels has one FAIL_TO_PASS test, so the copies' run changes it at every grading: a
+    stub that reads the answer in one run of two at random wins when its coin is right (one
+    grading in four). Made deterministic (the answer in the first run only, a marker file
+    outside the workspace, which `none` lets outlive a run): it fails the copies' run, as
+    honest code does, but not as honest code does it (the value before against the value
+    now). Without that check (the positive control) it scores 1.0 under the grade with every
+    check; with it 0, the test named, after one run on the original code."""
+    task = tasks["vowels"]
+    assert task.record["FAIL_TO_PASS"] == ["jwords.WordsTest::countsVowels()"]
+    marker = tmp_path / "marker"
+    once = (f'if (java.nio.file.Files.exists(java.nio.file.Path.of("{marker}"))) {{\n'
+            f"    {second}\n}}\n"
+            "try {\n"
+            f'    java.nio.file.Files.createFile(java.nio.file.Path.of("{marker}"));\n'
+            "} catch (java.io.IOException e) {\n"
+            "    throw new java.io.UncheckedIOException(e);\n"
+            "}\n")
+    workspace = task.materialize(tmp_path / "ws")
+    source = workspace / "src/main/java/jwords/Words.java"
+    source.write_text(source.read_text().replace(STUB, once + LOOK_TELLING["vowels"].strip()))
+    with monkeypatch.context() as patched:
+        patched.setattr(grading_run, "fails_as_honest_code_does", lambda *args: True)
+        lucky = task.grade(workspace, sandbox="none")
+        assert (lucky.reward, lucky.tampered) == (1.0, ()), lucky
+    marker.unlink()
+    runs = on_the_original_counted(monkeypatch)
+    result = task.grade(workspace, sandbox="none")
+    assert result.reward == 0.0, result
+    assert any("expectation copy jwords.WordsTest::countsVowels() failed, but not as the "
+               "original code" in r for r in result.tampered), result
+    assert len(runs) == 1
+
+
+def test_what_an_honest_failure_compares() -> None:
+    """The value before against the value now, in either order, as JUnit shows them."""
+    word = Copy("p.ATest::a()", '"HELLO!"', '"HELQO!"')
+    before, now = ["java.lang.String", "HELLO!"], ["java.lang.String", "HELQO!"]
+    assert expectations.fails_as_honest_code_does(word, [now, before])
+    assert expectations.fails_as_honest_code_does(word, [before, now])
+    assert not expectations.fails_as_honest_code_does(word, [now, ["java.lang.String", ""]])
+    assert not expectations.fails_as_honest_code_does(word, None)
+    assert not expectations.fails_as_honest_code_does(word, [now])
+    number = Copy("p.ATest::b()", "-42L", "-47L")
+    assert expectations.fails_as_honest_code_does(
+        number, [["java.lang.Long", "-47"], ["java.lang.Long", "-42"]])
+    assert not expectations.fails_as_honest_code_does(
+        number, [["java.lang.Long", "47"], ["java.lang.Long", "-42"]])
+    assert expectations.agrees_with_the_original([before, now], [before, now])
+    assert not expectations.agrees_with_the_original([before, now], [now, now])

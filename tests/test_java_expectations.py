@@ -281,9 +281,16 @@ RULES = """\
 
         @Test
         void inherited() { assertEquals("a", W.text()); }
+
+        @org.junit.jupiter.api.Nested
+        class Inner {
+            @Test
+            void nested() { assertEquals(7, W.count()); }
+        }
     }
     """
-QUALIFYING = {"plain": '"HELLO!"', "swapped": "-42L", "empty": '""'}
+QUALIFYING = {"p.ATest::plain()": '"HELLO!"', "p.ATest::swapped()": "-42L",
+              "p.ATest::empty()": '""', "p.ATest$Inner::nested()": "7"}
 
 
 def test_which_tests_qualify(tmp_path: Path) -> None:
@@ -292,19 +299,19 @@ def test_which_tests_qualify(tmp_path: Path) -> None:
     path = tmp_path / "src/test/java/p/ATest.java"
     path.parent.mkdir(parents=True)
     path.write_text(textwrap.dedent(RULES))
-    tests = [f"p.ATest::{m}()" for m in re.findall(r"void (\w+)\(\)", RULES)]
+    tests = [f"p.ATest::{m}()" for m in re.findall(r"void (\w+)\(\)", RULES)
+             if m != "nested"] + ["p.ATest$Inner::nested()"]
     selected = [*tests, "p.SubTest::inherited()"]
     copies, changed = expectations.draw_expectation_copies(tmp_path, tests, selected,
                                                            rng=random.Random(3), limit=100)
-    assert {c.test_id: c.was for c in copies} == {f"p.ATest::{m}()": v
-                                                   for m, v in QUALIFYING.items()}
+    assert {c.test_id: c.was for c in copies} == QUALIFYING
     text = changed["src/test/java/p/ATest.java"].decode()
     for copy in copies:
         assert copy.now != copy.was and len(copy.now) >= len(copy.was)
         assert copy.now in text
     # with a Unicode escape of an ASCII character anywhere in the file, none (javac reads it
     # before the parser: `\\u000a` ends a comment); of a character beyond ASCII, the same
-    for escape, found in (("\\u0041", 0), ("\\u000a", 0), ("\\uD83D\\uDE00", 3)):
+    for escape, found in (("\\u0041", 0), ("\\u000a", 0), ("\\uD83D\\uDE00", 4)):
         path.write_text(textwrap.dedent(RULES).replace("// a comment", f"// {escape} a comment"))
         drawn, _ = expectations.draw_expectation_copies(tmp_path, tests, selected,
                                                         rng=random.Random(3), limit=100)

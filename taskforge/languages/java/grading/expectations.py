@@ -19,8 +19,8 @@ FAIL_TO_PASS tests one is left as it is.
 
 A test qualifies where honest code is certain to fail it once changed, and where changing it
 changes nothing else:
-- its id is `CLASS::METHOD()` of a top-level class (no nested class, no parameters, no
-  template invocation), the method declared in that class's file and annotated `@Test`
+- its id is `CLASS::METHOD()` (no parameters, no template invocation; a nested class's
+  `Outer$Nested`), the method declared in that class in its file and annotated `@Test`
   (JUnit 5's or 4's, as a marker: not `@Test(expected = ...)`) and nothing else; no other
   test the grading runs has that method's name (a subclass running the test as its own
   would fail it too, and it is no copy);
@@ -50,7 +50,7 @@ FAIL_TO_PASS test.
 
 What stays unseen: a stub that knows the answers (hidden tests are the answer to that,
 `task.tests_visible: false`); tests the copies cannot reach (the expected value computed, an
-assertion not last, AssertJ or Hamcrest, a nested class).
+assertion not last, AssertJ or Hamcrest).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ from taskforge.languages.java.delete.syntax import parse, splice, text_of
 from taskforge.languages.java.testing import file_of, read_channel, run_tests
 
 COPIED = 3  # changed tests a grading, at most
-_ID = re.compile(r"^([A-Za-z_][\w.]*)::([A-Za-z_]\w*)\(\)$")
+_ID = re.compile(r"^([A-Za-z_][\w.$]*)::([A-Za-z_]\w*)\(\)$")
 _TEST_ANNOTATIONS = ("Test", "org.junit.jupiter.api.Test", "org.junit.Test")
 _ASSERTING = ("", "Assertions", "Assert", "org.junit.jupiter.api.Assertions", "org.junit.Assert")
 _COMMENTS = ("line_comment", "block_comment")
@@ -129,8 +129,9 @@ def draw_expectation_copies(copy: Path, fail_to_pass: Sequence[str], selected: S
 
 def _compared_literal(source: bytes, simple: str,
                       method: str) -> tuple[Node, Node] | None:
-    """The argument `method` of top-level class `simple` in `source` ends by comparing with,
-    and the literal in it, where the test qualifies (the module's rules)."""
+    """The argument `method` of class `simple` (`Outer$Nested` for a nested one) in `source`
+    ends by comparing with, and the literal in it, where the test qualifies (the module's
+    rules)."""
     if any(int(code, 16) < 0x80 for code in _UNICODE_ESCAPE.findall(source)):
         return None
     try:
@@ -140,10 +141,14 @@ def _compared_literal(source: bytes, simple: str,
     tree = parse(source)
     if tree.root_node.has_error:
         return None
-    declared = [m for c in tree.root_node.named_children
-                if c.type == "class_declaration" and text_of(c.child_by_field_name("name")) == simple
-                for m in _members(c) if text_of(m.child_by_field_name("name")) == method
-                and m.type == "method_declaration"]
+    classes = [tree.root_node]
+    for name in simple.split("$"):
+        classes = [c for parent in classes
+                   for c in (parent.named_children if parent.type == "program"
+                             else _members(parent))
+                   if c.type == "class_declaration" and text_of(c.child_by_field_name("name")) == name]
+    declared = [m for c in classes for m in _members(c)
+                if m.type == "method_declaration" and text_of(m.child_by_field_name("name")) == method]
     plain = [m for m in declared if not _named(m.child_by_field_name("parameters"))]
     if len(plain) != 1 or not _only_test_annotation(plain[0]):
         return None

@@ -115,16 +115,16 @@ def suffix(rng: random.Random) -> str:
     return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
 
 
-def original_with(original: Path, graded: Path, files: Iterable[str], dest: Path) -> list[str]:
-    """`original` (the snapshot) copied to `dest` with `graded`'s versions of `files` (the
-    test files the expectation copies changed), where a changed test reported passed runs
+def original_with(original: Path, files: Mapping[str, bytes], dest: Path) -> list[str]:
+    """`original` (the snapshot) copied to `dest` with `files` (the test files the expectation
+    copies changed, by path) written over it, where a changed test reported passed runs
     again; the files written: never one through a link (the snapshot's `tests/` may be one),
     whose changed tests are then not run again, so not forgiven."""
     copy_tree(original, dest)
     written = [rel for rel in files if not linked(dest, rel)]
     for rel in written:
         (dest / rel).unlink(missing_ok=True)
-        (dest / rel).write_bytes((graded / rel).read_bytes())
+        (dest / rel).write_bytes(files[rel])
     return written
 
 

@@ -59,7 +59,7 @@ import random
 import re
 import secrets
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tree_sitter import Node
@@ -251,16 +251,18 @@ def agrees_with_the_original(graded: list | None, original: list | None) -> bool
     return graded == original
 
 
-def run_on_the_original(copies: Sequence[Copy], copy: Path, snapshot_root: Path,
-                        runner: Runner, scratch: Path) -> Original | None:
-    """The changed tests of `copies` run on the original code: the snapshot with `copy`'s
-    versions of their files (as the copies' run had them). Their signed outcomes and
-    comparisons, or None where that run could not be made (it timed out): nothing is
-    forgiven then, and nothing found doubtful is excused."""
+def run_on_the_original(copies: Sequence[Copy], changed: Mapping[str, bytes],
+                        snapshot_root: Path, runner: Runner, scratch: Path) -> Original | None:
+    """The changed tests of `copies` run on the original code: the snapshot with their files
+    as the grader wrote them (`changed`), not as the copies' run left them: a solution that
+    blanked a changed test in its copy had it pass here and be forgiven (the review of this
+    change). Their signed outcomes and comparisons, or None where that run could not be made
+    (it timed out): nothing is forgiven then, and nothing found doubtful is excused."""
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir()
-    written = original_with(snapshot_root, copy, sorted({file_of(c.test_id) for c in copies}),
-                            scratch / "original")
+    needed = {file_of(c.test_id) for c in copies}
+    written = original_with(snapshot_root, {rel: data for rel, data in changed.items()
+                                            if rel in needed}, scratch / "original")
     tests = [c.test_id for c in copies if file_of(c.test_id) in written]
     if not tests:
         return None

@@ -17,12 +17,15 @@ from pathlib import Path
 from taskforge.languages.base import GradedRun, Runner, report_rewritten
 from taskforge.languages.grading_copy import (
     copy_findings,
+    digests,
     in_both_runs,
     judged_on_the_original,
     remove_escaping_links,
+    rewritten_during_run,
     unlike_findings,
     write_changed,
 )
+from taskforge.languages.java.files import is_test_file
 from taskforge.languages.java.grading import (
     canary_findings,
     copy_solution,
@@ -37,7 +40,7 @@ from taskforge.languages.java.grading.expectations import (
     fails_as_honest_code_does,
     run_on_the_original,
 )
-from taskforge.languages.java.testing import read_channel, run_tests
+from taskforge.languages.java.testing import file_of, read_channel, run_tests
 from taskforge.model import Finding, Outcome, TaskRecord
 from taskforge.patches import created_files
 from taskforge.workspace import copy_tree, scratch_dir
@@ -50,7 +53,9 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
     with scratch_dir(runner.cache, prefix="grade-") as scratch:
         copy = scratch / "workspace"
-        tampered = copy_solution(solution, copy, tree_files(snapshot_root))
+        snapshot_files = tree_files(snapshot_root)
+        test_code = sorted(rel for rel in snapshot_files if is_test_file(rel))
+        tampered = copy_solution(solution, copy, snapshot_files)
         tampered += remove_escaping_links(copy)
         tampered += restore_protected(copy, snapshot_root,
                                       set(created_files(record.get("test_patch", ""))))
@@ -61,20 +66,22 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         if copies:
             copy_tree(copy, second)  # as restored, before anything is planted in either
             write_changed(second, changed)
-        first = _checked_run(copy, expected, runner, scratch / "run", checks=checks)
+        first = _checked_run(copy, expected, test_code, runner, scratch / "run",
+                             checks=checks)
         outcomes, timed_out = first.outcomes, first.timed_out
         findings += first.findings
         if copies and not timed_out:
             copy.rename(scratch / "first")  # its tests have ended: the second takes its path
             second.rename(copy)
-            again = _checked_run(copy, expected, runner, scratch / "run", checks=checks)
+            again = _checked_run(copy, expected, test_code, runner, scratch / "run",
+                                 checks=checks)
             timed_out = again.timed_out  # undecided: reported as the timeout it is
             findings += again.findings
             if not timed_out:
                 forgiven, unlike = judged_on_the_original(
                     copies, outcomes, again.outcomes, again.compared, fails_as_honest_code_does,
                     agrees_with_the_original, lambda found: run_on_the_original(
-                        found, copy, snapshot_root, runner, scratch / "original"))
+                        found, changed, snapshot_root, runner, scratch / "original"))
                 findings += copy_findings(copies, again.outcomes, forgiven)
                 findings += unlike_findings(copies, unlike)
             outcomes = in_both_runs(outcomes, again.outcomes, copies)
@@ -90,10 +97,14 @@ class _Checked:
     compared: dict[str, list]  # what the assertion that failed a test compared, by its id
 
 
-def _checked_run(copy: Path, expected: list[str], runner: Runner, scratch: Path, *,
-                 checks: bool) -> _Checked:
+def _checked_run(copy: Path, expected: list[str], test_code: list[str], runner: Runner,
+                 scratch: Path, *, checks: bool) -> _Checked:
     """One run of `expected` in the restored `copy`, canaries planted afresh (`checks`), its
-    outcomes from the signed channel, keyed anew, at the same path in every run."""
+    outcomes from the signed channel, keyed anew, at the same path in every run. The test
+    code (`test_code`, the snapshot's, and the canaries' files) as it was before the run is
+    compared with what the run left: the sources are compiled before any test runs, but a
+    test file the solution changed meanwhile is what a later reader of the copy would take
+    for the test (the run on the original code did, in the review of this change)."""
     shutil.rmtree(scratch, ignore_errors=True)  # the run before, at the same paths
     scratch.mkdir()
     canaries = plant_canaries(copy, expected) if checks else []
@@ -102,13 +113,14 @@ def _checked_run(copy: Path, expected: list[str], runner: Runner, scratch: Path,
     key = secrets.token_bytes(32)
     (channel / "key").write_bytes(key)
     selected = expected + [c.test_id for c in canaries]
+    before = digests(copy, sorted({*test_code, *(file_of(c.test_id) for c in canaries)}))
     run = run_tests(runner.env, copy, runner.sandbox, timeout=runner.timeout,
                     select=selected, channel=channel)
     signed, compared = read_channel(channel, key)
     # What the tests did, as they did it: the launcher's report is written by the JVM the
     # solution runs in, after the tests, and could be rewritten before it is read.
     outcomes = {t: signed.get(t, "error") for t in selected}
-    findings: list[Finding] = []
+    findings: list[Finding] = [*rewritten_during_run(copy, before)]
     if not run.timed_out:
         findings += report_rewritten(run.outcomes, signed, selected)
         if checks:

@@ -246,7 +246,9 @@ def run_on_the_original(copies: list[Copy], graded: Path, original: Path, runner
     fails it (`agrees_with_the_original`). None where no changed file could be written (one
     reached through a link) or the run timed out."""
     tree = scratch / "original"
-    files = original_with(original, graded, sorted({file_of(c.test_id) for c in copies}), tree)
+    files = original_with(original, {rel: (graded / rel).read_bytes()
+                                     for rel in sorted({file_of(c.test_id) for c in copies})},
+                          tree)
     if not files:
         return None
     run, report = run_tests(runner.env, tree, runner.sandbox, timeout=runner.timeout,

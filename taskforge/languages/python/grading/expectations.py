@@ -172,7 +172,8 @@ def run_on_the_original(copies: list[Copy], graded: Path, original: Path, runner
     the copies' run is no word against the solution; and a changed test fails there as
     honest code fails it."""
     tree = scratch / "original"
-    files = original_with(original, graded, files_of([c.test_id for c in copies]), tree)
+    files = original_with(original, {rel: (graded / rel).read_bytes()
+                                     for rel in files_of([c.test_id for c in copies])}, tree)
     if not files:
         return None
     audit = scratch / "original-audit"

@@ -124,15 +124,17 @@ def ingest_path_project(root: Path, cache: Path) -> PathProject:
     return PathProject(source, strategy, {c.symbol.rsplit(".", 1)[-1]: c for c in found}, cache)
 
 
-def count_calls(monkeypatch: pytest.MonkeyPatch, owner: type, name: str) -> list[tuple]:
-    """Every call of `owner.name` from now on (its positional arguments, self aside), still
-    made: how many test processes a step started, say (`Runner.run`)."""
+def count_calls(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[tuple]:
+    """Every call of `owner.name` (a class's method, or a module's function) from now on (its
+    positional arguments, a method's self aside), still made: how many test processes a step
+    started, say (`Runner.run`), or runs on the original code a grading made."""
     calls: list[tuple] = []
-    method = getattr(owner, name)
+    function = getattr(owner, name)
+    method = isinstance(owner, type)
 
-    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
-        calls.append(args)
-        return method(self, *args, **kwargs)
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[1:] if method else args)
+        return function(*args, **kwargs)
 
     monkeypatch.setattr(owner, name, counted)
     return calls

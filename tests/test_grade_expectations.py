@@ -22,7 +22,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import one_character_apart
+from conftest import count_calls, one_character_apart
 from test_grade_tamper import (  # tally_task: a fixture, found here by pytest
     TALLY_CORE,
     generate_task,
@@ -859,19 +859,6 @@ FIRST_RUN_ORACLE_BODY = """\
 """
 
 
-def _on_the_original_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Each run on the original code the grader makes, counted."""
-    runs: list[int] = []
-    real = run_module.run_on_the_original
-
-    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
-        runs.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(run_module, "run_on_the_original", counted)
-    return runs
-
-
 @pytest.mark.slow
 # (none of them a value the changed literal could take: `return 0` passed a 3 changed to 0)
 @pytest.mark.parametrize("second", ["raise NotImplementedError", "return ''", "return None"],
@@ -896,7 +883,7 @@ def test_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
         lucky = task.grade(workspace, sandbox="none")
         assert (lucky.reward, lucky.tampered) == (1.0, ()), lucky
     marker.unlink()
-    runs = _on_the_original_counted(monkeypatch)
+    runs = count_calls(monkeypatch, run_module, "run_on_the_original")
     result = task.grade(workspace, sandbox="none")
     assert result.reward == 0.0, result
     (test_id,) = task.record["FAIL_TO_PASS"]
@@ -915,7 +902,7 @@ def test_honest_code_fails_a_changed_test_as_honest_code_does(
     the value now, told by their plain values (a str subclass's text; unittest's assertEqual
     read from its frame) without another run; a Word, which has none, by the original
     code's failure, one run more."""
-    runs = _on_the_original_counted(monkeypatch)
+    runs = count_calls(monkeypatch, run_module, "run_on_the_original")
     reference = graded_reference(plain_tasks[name], require("bwrap"), tmp_path / "ref")
     assert (reference.reward, reference.tampered) == (1.0, ()), reference
     assert len(runs) == runs_on_the_original

@@ -17,7 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, make_project, write_recipe
+from conftest import apply_patch, count_calls, make_project, write_recipe
 from java_support import require_jdk
 from naive_grader import naive_java_reward
 from test_grade_tamper import copied_and_caught
@@ -166,7 +166,7 @@ def tasks(tf_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
             for t in taskforge.load_tasks(str(base / "out"))}
 
 
-def look_telling(task: taskforge.Task, workspace: Path, name: str) -> None:
+def look_telling(workspace: Path, name: str) -> None:
     source = workspace / "src/main/java/jwords/Words.java"
     text = source.read_text()
     assert text.count(STUB) == 1, text
@@ -180,21 +180,8 @@ def test_a_stub_that_reads_the_expected_value_scores_zero(tasks, tmp_path: Path)
     for name in ("shout", "vowels"):
         task = tasks[name]
         workspace = task.materialize(tmp_path / name)
-        look_telling(task, workspace, name)
+        look_telling(workspace, name)
         copied_and_caught(task, workspace, box, naive_java_reward, tmp_path / f"naive-{name}")
-
-
-def on_the_original_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Each run on the original code the grader makes, counted."""
-    runs: list[int] = []
-    real = grading_run.run_on_the_original
-
-    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
-        runs.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(grading_run, "run_on_the_original", counted)
-    return runs
 
 
 @pytest.mark.slow
@@ -206,7 +193,7 @@ def test_every_reference_passes_with_every_copy(tasks, tmp_path: Path,
     monkeypatch.setattr(grading_run, "draw_expectation_copies", functools.partial(
         expectations.draw_expectation_copies, limit=100))
     for name, task in sorted(tasks.items()):
-        runs = on_the_original_counted(monkeypatch)
+        runs = count_calls(monkeypatch, grading_run, "run_on_the_original")
         workspace = task.materialize(tmp_path / name)
         apply_patch(workspace, task.record["patch"])
         result = task.grade(workspace, sandbox="bwrap")
@@ -223,9 +210,9 @@ def test_a_copy_the_original_passes_too_costs_the_reference_nothing(
     assert task.record["FAIL_TO_PASS"] == ["jwords.WordsTest::readsItsCallSite()"]
     workspace = task.materialize(tmp_path / "ws")
     apply_patch(workspace, task.record["patch"])
-    runs = on_the_original_counted(monkeypatch)
+    runs = count_calls(monkeypatch, grading_run, "run_on_the_original")
     assert task.grade(workspace, sandbox="bwrap").reward == 1.0
-    assert runs == [1]
+    assert len(runs) == 1
     monkeypatch.setattr(grading_run, "run_on_the_original", lambda *args, **kwargs: None)
     result = task.grade(workspace, sandbox="bwrap")
     assert result.reward == 0.0 and any("readsItsCallSite" in t for t in result.tampered), \
@@ -353,7 +340,7 @@ def test_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
         lucky = task.grade(workspace, sandbox="none")
         assert (lucky.reward, lucky.tampered) == (1.0, ()), lucky
     marker.unlink()
-    runs = on_the_original_counted(monkeypatch)
+    runs = count_calls(monkeypatch, grading_run, "run_on_the_original")
     result = task.grade(workspace, sandbox="none")
     assert result.reward == 0.0, result
     assert any("expectation copy jwords.WordsTest::countsVowels() failed, but not as the "

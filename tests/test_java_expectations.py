@@ -311,8 +311,10 @@ def test_which_tests_qualify(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("second", ["throw new UnsupportedOperationException();", "return 0;"],
-                         ids=["throws", "zero"])
+# (-1: no value the changed `5` can take; `return 0` passed a 5 changed to 0, by the other
+# finding, one grading in nine)
+@pytest.mark.parametrize("second", ["throw new UnsupportedOperationException();", "return -1;"],
+                         ids=["throws", "negative"])
 def test_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
         tasks, second: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """vowels has one FAIL_TO_PASS test, so the copies' run changes it at every grading: a

@@ -30,8 +30,9 @@ import random
 import re
 import string
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from taskforge.model import Finding, Outcome
 from taskforge.workspace import copy_tree
@@ -198,7 +199,7 @@ def judged_on_the_original(copies: list[Copy], first: Mapping[str, Outcome],
                            honest: Callable[[Copy, list | None], bool],
                            agree: Callable[[list | None, list | None], bool],
                            run_original: Callable[[list[Copy]], Original | None],
-                           ) -> tuple[set[str], set[str]]:
+                           ) -> Judged:
     """Of the changed tests passing in the copies' run (`second`), those that pass on the
     original code too (forgiven: a matcher equal to anything, a call-site reader in the
     original); of those that passed in the grading run (`first`) and not in the copies'
@@ -211,11 +212,11 @@ def judged_on_the_original(copies: list[Copy], first: Mapping[str, Outcome],
     passing = [c for c in copies if second.get(c.test_id) == "passed"]
     doubtful = doubtful_copies(copies, first, second, compared, honest)
     if not passing and not doubtful:
-        return set(), set()
+        return Judged()
     original = run_original([*passing, *doubtful])
     forgiven = {c.test_id for c in passing
                 if original is not None and original.outcomes.get(c.run_id) == "passed"}
-    return forgiven, unlike_the_original(doubtful, compared, original, agree)
+    return Judged(forgiven, unlike_the_original(doubtful, compared, original, agree))
 
 
 def unlike_findings(copies: Iterable[Copy], unlike: set[str]) -> list[Finding]:
@@ -236,6 +237,76 @@ def in_both_runs(first: Mapping[str, Outcome], second: Mapping[str, Outcome],
     changed = {c.test_id for c in copies} | set(excused)
     return {t: "failed" if o == "passed" and t not in changed and second.get(t) != "passed"
             else o for t, o in first.items()}
+
+
+class CheckedRun(Protocol):
+    """What a language's grading run reports to `graded_with_copies`."""
+
+    @property
+    def outcomes(self) -> Mapping[str, Outcome]: ...  # by the task's ids
+    @property
+    def timed_out(self) -> bool: ...
+    @property
+    def findings(self) -> Iterable[Finding]: ...
+
+
+Run = TypeVar("Run", bound=CheckedRun)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What the copies' run means, beside a changed test that passed: `forgiven`, changed
+    tests that pass on the original code too; `unlike`, changed tests that failed neither as
+    honest code nor as the original code does; `excused`, tests not changed by name whose
+    first word stands (they fail on the original code in the copies' place too)."""
+
+    forgiven: set[str] = field(default_factory=set)
+    unlike: set[str] = field(default_factory=set)
+    excused: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """The grading's outcomes and findings over both runs; `timed_out`: either run's."""
+
+    outcomes: dict[str, Outcome]
+    timed_out: bool
+    findings: list[Finding]
+
+
+def graded_with_copies(copy: Path, scratch: Path, copies: list[Copy],
+                       changed: Mapping[str, bytes], run: Callable[[list[Copy]], Run],
+                       judge: Callable[[Run, Run], Judged]) -> Graded:
+    """The grading run of the restored `copy`, then, with `copies` drawn, the copies' run,
+    made to look like the first from inside: a second clean copy (taken now, as restored,
+    before anything is planted in either) with the `changed` test files written in it, moved
+    to the first's very path once the first has ended, run the same way (`run`, given the
+    copies it holds: none the first time; its scratch at the same paths). A stub that told
+    the runs apart (its working directory, a variable, fewer files in its argv) answered the
+    grading run only and scored 1.0 (the review of JavaScript's copies). Then `judge` (the
+    first run, the second) says what the second run's failures and passes mean, and a test
+    passes where it passed in both runs (the changed ones: in the first), so a stub that
+    cheats in one run of two at random gains nothing. A second run that timed out is
+    undecided: reported as the timeout it is."""
+    second = scratch / "second"
+    if copies:
+        copy_tree(copy, second)
+        write_changed(second, changed)
+    first = run([])
+    outcomes, timed_out, findings = dict(first.outcomes), first.timed_out, [*first.findings]
+    if copies and not timed_out:
+        copy.rename(scratch / "first")  # its tests have ended: the second takes its path
+        second.rename(copy)
+        again = run(copies)
+        timed_out = again.timed_out
+        findings += again.findings
+        judged = Judged()
+        if not timed_out:
+            judged = judge(first, again)
+            findings += copy_findings(copies, again.outcomes, judged.forgiven)
+            findings += unlike_findings(copies, judged.unlike)
+        outcomes = in_both_runs(outcomes, again.outcomes, copies, judged.excused)
+    return Graded(outcomes, timed_out, findings)
 
 
 DECIMAL = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")  # no `_`, octal, hex, exponent, `1.`

@@ -16,14 +16,12 @@ from pathlib import Path
 
 from taskforge.languages.base import GradedRun, Runner, report_rewritten
 from taskforge.languages.grading_copy import (
-    copy_findings,
+    Judged,
     digests,
-    in_both_runs,
+    graded_with_copies,
     judged_on_the_original,
     remove_escaping_links,
     rewritten_during_run,
-    unlike_findings,
-    write_changed,
 )
 from taskforge.languages.java.files import is_test_file
 from taskforge.languages.java.grading import (
@@ -43,7 +41,7 @@ from taskforge.languages.java.grading.expectations import (
 from taskforge.languages.java.testing import file_of, read_channel, run_tests
 from taskforge.model import Finding, Outcome, TaskRecord
 from taskforge.patches import created_files
-from taskforge.workspace import copy_tree, scratch_dir
+from taskforge.workspace import scratch_dir
 
 
 def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: Runner, *,
@@ -62,31 +60,19 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         findings = runner_tampering(copy)
         copies, changed = draw_expectation_copies(copy, record["FAIL_TO_PASS"], expected) \
             if checks else ([], {})
-        second = scratch / "second"
-        if copies:
-            copy_tree(copy, second)  # as restored, before anything is planted in either
-            write_changed(second, changed)
-        first = _checked_run(copy, expected, test_code, runner, scratch / "run",
-                             checks=checks)
-        outcomes, timed_out = first.outcomes, first.timed_out
-        findings += first.findings
-        if copies and not timed_out:
-            copy.rename(scratch / "first")  # its tests have ended: the second takes its path
-            second.rename(copy)
-            again = _checked_run(copy, expected, test_code, runner, scratch / "run",
-                                 checks=checks)
-            timed_out = again.timed_out  # undecided: reported as the timeout it is
-            findings += again.findings
-            if not timed_out:
-                forgiven, unlike = judged_on_the_original(
-                    copies, outcomes, again.outcomes, again.compared, fails_as_honest_code_does,
-                    agrees_with_the_original, lambda found: run_on_the_original(
-                        found, changed, snapshot_root, runner, scratch / "original"))
-                findings += copy_findings(copies, again.outcomes, forgiven)
-                findings += unlike_findings(copies, unlike)
-            outcomes = in_both_runs(outcomes, again.outcomes, copies)
-    return GradedRun(outcomes=outcomes, timed_out=timed_out,
-                     tampered=tuple(tampered), findings=tuple(findings))
+
+        def judge(first: _Checked, again: _Checked) -> Judged:
+            return judged_on_the_original(
+                copies, first.outcomes, again.outcomes, again.compared, fails_as_honest_code_does,
+                agrees_with_the_original, lambda found: run_on_the_original(
+                    found, changed, snapshot_root, runner, scratch / "original"))
+
+        graded = graded_with_copies(
+            copy, scratch, copies, changed,
+            lambda _copies: _checked_run(copy, expected, test_code, runner, scratch / "run",
+                                         checks=checks), judge)
+    return GradedRun(outcomes=graded.outcomes, timed_out=graded.timed_out,
+                     tampered=tuple(tampered), findings=(*findings, *graded.findings))
 
 
 @dataclass(frozen=True)

@@ -34,15 +34,13 @@ from pathlib import Path
 
 from taskforge.languages.base import GradedRun, Runner, report_rewritten
 from taskforge.languages.grading_copy import (
-    copy_findings,
+    Judged,
     digests,
-    in_both_runs,
+    graded_with_copies,
     judged_on_the_original,
     read_only_binds,
     remove_escaping_links,
     rewritten_during_run,
-    unlike_findings,
-    write_changed,
 )
 from taskforge.languages.javascript.files import SOURCE_SUFFIXES, is_protected, is_runner_config
 from taskforge.languages.javascript.grading.canaries import canary_findings, plant_canaries
@@ -65,7 +63,7 @@ from taskforge.languages.javascript.runners.nodetest import (
 from taskforge.languages.javascript.testing import run_tests, runner_of
 from taskforge.model import Finding, Outcome, TaskRecord
 from taskforge.patches import created_files
-from taskforge.workspace import copy_tree, scratch_dir
+from taskforge.workspace import scratch_dir
 
 
 @functools.lru_cache(maxsize=16)
@@ -79,13 +77,8 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched); with
     `checks` and a test that qualifies, the expectation copies' run too (`expectations.py`).
 
-    That second run is made to look like the first from inside: a second clean copy, the
-    changed tests in it, moved to the first's very path once the first has ended, run with
-    the same selection, with the guard's and the channel's directories at the same paths.
-    A stub that told the runs apart (its working directory, an environment variable, fewer
-    files in its argv) answered the grading run only and scored 1.0 (the review of this
-    change). A test passes where it passed in both runs (the changed ones: in the first), so
-    a stub that cheats in one run of two at random gains nothing."""
+    That second run looks like the first from inside (`graded_with_copies`): at its path,
+    with the same selection, the guard's and the channel's directories at the same paths."""
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
     name = runner.env.spec.test_command[0]
     with scratch_dir(runner.cache, prefix="grade-") as scratch:
@@ -99,32 +92,20 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         copies, changed_files = draw_expectation_copies(
             copy, record["FAIL_TO_PASS"], name, runner.env.spec.test_command[1:]) \
             if checks else ([], {})
-        second = scratch / "second"
-        if copies:
-            copy_tree(copy, second)  # as restored, before anything is planted in either
-            write_changed(second, changed_files)
-        first = _checked_run(copy, expected, snapshot_root, runner, scratch / "run",
-                             checks=checks)
-        outcomes, timed_out = first.outcomes, first.timed_out
-        findings = list(first.findings)
-        if copies and not timed_out:
-            copy.rename(scratch / "first")  # its tests have ended: the second takes its path
-            second.rename(copy)
-            again = _checked_run(copy, expected, snapshot_root, runner, scratch / "run",
-                                 checks=checks)
-            timed_out = again.timed_out  # undecided: reported as the timeout it is
-            findings += again.findings
-            if not timed_out:
-                forgiven, unlike = judged_on_the_original(
-                    copies, outcomes, again.outcomes, again.compared, fails_as_honest_code_does,
-                    agrees_with_the_original, lambda _found: run_on_the_original(
-                        copies, copy, snapshot_root, runner, scratch / "run", again.selected))
-                findings += copy_findings(copies, again.outcomes, forgiven)
-                findings += unlike_findings(copies, unlike)
-            outcomes = in_both_runs(outcomes, again.outcomes, copies)
-    findings += [Finding(line, True) for line in static]
-    return GradedRun(outcomes=outcomes, timed_out=timed_out,
-                     tampered=tuple(tampered), findings=tuple(findings))
+
+        def judge(first: _Checked, again: _Checked) -> Judged:
+            return judged_on_the_original(
+                copies, first.outcomes, again.outcomes, again.compared, fails_as_honest_code_does,
+                agrees_with_the_original, lambda _found: run_on_the_original(
+                    copies, copy, snapshot_root, runner, scratch / "run", again.selected))
+
+        graded = graded_with_copies(
+            copy, scratch, copies, changed_files,
+            lambda _copies: _checked_run(copy, expected, snapshot_root, runner, scratch / "run",
+                                         checks=checks), judge)
+    return GradedRun(outcomes=graded.outcomes, timed_out=graded.timed_out,
+                     tampered=tuple(tampered),
+                     findings=(*graded.findings, *(Finding(line, True) for line in static)))
 
 
 @dataclass(frozen=True)

@@ -27,16 +27,14 @@ from pathlib import Path
 from taskforge.languages.base import GradedRun, Runner
 from taskforge.languages.grading_copy import (
     Copy,
-    copy_findings,
+    Judged,
     digests,
     doubtful_copies,
-    in_both_runs,
+    graded_with_copies,
     read_only_binds,
     remove_escaping_links,
     rewritten_during_run,
-    unlike_findings,
     unlike_the_original,
-    write_changed,
 )
 from taskforge.languages.python.files import is_protected
 from taskforge.languages.python.grading.canaries import canary_findings, plant_canaries
@@ -58,7 +56,7 @@ from taskforge.languages.python.grading.static import scan_solution, takes_frame
 from taskforge.languages.python.testing.runner import run_tests
 from taskforge.model import Finding, Outcome, TaskRecord, TestRun
 from taskforge.patches import created_files
-from taskforge.workspace import copy_tree, scratch_dir
+from taskforge.workspace import scratch_dir
 
 
 @functools.lru_cache(maxsize=16)
@@ -72,11 +70,9 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
     """Run FAIL_TO_PASS and PASS_TO_PASS on a clean copy of `solution` (left untouched); with
     `checks` and a test that qualifies, the expectation copies' run too (`expectations.py`).
 
-    That second run looks like the first from inside, as JavaScript's does: a second clean
-    copy, the changed tests in it, moved to the first's very path once the first has ended,
-    run with the same selection, variables and mounts (the audit directory at the same path,
-    a new key). A test passes where it passed in both runs (the changed ones: in the first),
-    so a stub that cheats in one run of two at random gains nothing."""
+    That second run looks like the first from inside (`graded_with_copies`): at its path,
+    with the same selection, variables and mounts (the audit directory at the same path, a
+    new key)."""
     env = runner.env
     expected = sorted(set(record["FAIL_TO_PASS"]) | set(record["PASS_TO_PASS"]))
     snapshot_files = set(_snapshot_files(snapshot_root))
@@ -95,30 +91,17 @@ def grade_run(record: TaskRecord, solution: Path, snapshot_root: Path, runner: R
         copies, changed_tests = draw_expectation_copies(
             copy, record["FAIL_TO_PASS"], also_run=record["PASS_TO_PASS"]) \
             if checks else ([], {})
-        second = scratch / "second"
-        if copies:
-            copy_tree(copy, second)  # as restored, before anything is planted in either
-            write_changed(second, changed_tests)
-        first = _checked_run(copy, expected, snapshot_root, runner, scratch / "run", changed,
-                             checks=checks)
-        outcomes, timed_out = first.outcomes, first.timed_out
-        findings += first.findings
-        if copies and not timed_out:
-            copy.rename(scratch / "first")  # its tests have ended: the second takes its path
-            second.rename(copy)
-            again = _checked_run(copy, expected, snapshot_root, runner, scratch / "run",
-                                 changed, checks=checks, copies=copies)
-            timed_out = again.timed_out  # undecided: reported as the timeout it is
-            findings += again.findings
-            if not timed_out:
-                forgiven, excused, unlike = _on_the_original(
-                    copies, expected, outcomes, again, copy, snapshot_root, runner,
-                    scratch / "run")
-                findings += copy_findings(copies, again.outcomes, forgiven)
-                findings += unlike_findings(copies, unlike)
-                outcomes = in_both_runs(outcomes, again.outcomes, copies, excused)
-    return GradedRun(outcomes=outcomes, timed_out=timed_out,
-                     tampered=tuple(tampered), findings=tuple(findings))
+
+        def judge(first: _Checked, again: _Checked) -> Judged:
+            return _on_the_original(copies, expected, first.outcomes, again, copy,
+                                    snapshot_root, runner, scratch / "run")
+
+        graded = graded_with_copies(
+            copy, scratch, copies, changed_tests,
+            lambda held: _checked_run(copy, expected, snapshot_root, runner, scratch / "run",
+                                      changed, checks=checks, copies=held), judge)
+    return GradedRun(outcomes=graded.outcomes, timed_out=graded.timed_out,
+                     tampered=tuple(tampered), findings=(*findings, *graded.findings))
 
 
 @dataclass(frozen=True)
@@ -133,7 +116,7 @@ class _Checked:
 
 def _on_the_original(copies: list[Copy], expected: list[str], first: dict[str, Outcome],
                      again: _Checked, copy: Path, snapshot_root: Path, runner: Runner,
-                     scratch: Path) -> tuple[set[str], set[str], set[str]]:
+                     scratch: Path) -> Judged:
     """Of the changed tests passing in the copies' run, those that pass on the original code
     too (forgiven: a matcher equal to anything); of the tests not changed by name that
     passed in the grading run and not in the copies' run, those that fail on the original
@@ -153,14 +136,16 @@ def _on_the_original(copies: list[Copy], expected: list[str], first: dict[str, O
     doubtful = doubtful_copies(copies, first, again.outcomes, again.compared,
                                fails_as_honest_code_does)
     if not passing and not flipped and not doubtful:
-        return set(), set(), set()
+        return Judged()
     original = run_on_the_original(copies, copy, snapshot_root, runner, scratch,
                                    again.plugins, again.selected)
     unlike = unlike_the_original(doubtful, again.compared, original, agrees_with_the_original)
     if original is None:
-        return set(), set(), unlike
-    return ({c.test_id for c in passing if original.outcomes.get(c.run_id) == "passed"},
-            {t for t in flipped if original.outcomes.get(t) not in ("passed", None)}, unlike)
+        return Judged(unlike=unlike)
+    return Judged(
+        forgiven={c.test_id for c in passing if original.outcomes.get(c.run_id) == "passed"},
+        unlike=unlike,
+        excused={t for t in flipped if original.outcomes.get(t) not in ("passed", None)})
 
 
 def _checked_run(copy: Path, expected: list[str], snapshot_root: Path, runner: Runner,

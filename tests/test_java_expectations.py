@@ -144,14 +144,14 @@ LOOK_TELLING = {
 STUB = 'throw new UnsupportedOperationException("not implemented");'
 
 
-@pytest.fixture(scope="module")
-def tasks(tf_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, taskforge.Task]:
-    """stub-method's tasks of the project, by method name."""
+def stub_method_tasks(files: dict[str, str], name: str,
+                      tmp_path_factory: pytest.TempPathFactory) -> dict[str, taskforge.Task]:
+    """stub-method's tasks of the project of `files`, by method name."""
     require_jdk()
-    root = make_project(tmp_path_factory.mktemp("java"), PROJECT, name="jwords")
-    base = tmp_path_factory.mktemp("jwords-tasks")
+    root = make_project(tmp_path_factory.mktemp("java"), files, name=name)
+    base = tmp_path_factory.mktemp(f"{name}-tasks")
     recipe = write_recipe(base / "recipe.yaml", f"""\
-        name: jwords
+        name: {name}
         seed: 0
         sources:
           - path: {root}
@@ -164,6 +164,12 @@ def tasks(tf_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     taskforge.generate(str(recipe), out=str(base / "out"), workers=1)
     return {t.record["deleted"][0]["symbol"].rsplit(".", 1)[-1]: t
             for t in taskforge.load_tasks(str(base / "out"))}
+
+
+@pytest.fixture(scope="module")
+def tasks(tf_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, taskforge.Task]:
+    """stub-method's tasks of the JUnit 5 project, by method name."""
+    return stub_method_tasks(PROJECT, "jwords", tmp_path_factory)
 
 
 def look_telling(workspace: Path, name: str) -> None:
@@ -260,6 +266,12 @@ RULES = """\
         void withMessage() { assertEquals("a", W.text(), "why"); }
 
         @Test
+        void messageNotALiteral() { assertEquals("a", W.text(), W.why()); }
+
+        @Test
+        void delta() { assertEquals(5, W.count(), 1); }
+
+        @Test
         @org.junit.jupiter.api.Disabled
         void disabled() { assertEquals("a", W.text()); }
 
@@ -277,7 +289,8 @@ RULES = """\
     }
     """
 QUALIFYING = {"p.ATest::plain()": '"HELLO!"', "p.ATest::swapped()": "-42L",
-              "p.ATest::empty()": '""', "p.ATest$Inner::nested()": "7"}
+              "p.ATest::empty()": '""', "p.ATest$Inner::nested()": "7",
+              "p.ATest::withMessage()": '"a"'}
 
 
 def test_which_tests_qualify(tmp_path: Path) -> None:
@@ -298,7 +311,7 @@ def test_which_tests_qualify(tmp_path: Path) -> None:
         assert copy.now in text
     # with a Unicode escape of an ASCII character anywhere in the file, none (javac reads it
     # before the parser: `\\u000a` ends a comment); of a character beyond ASCII, the same
-    for escape, found in (("\\u0041", 0), ("\\u000a", 0), ("\\uD83D\\uDE00", 4)):
+    for escape, found in (("\\u0041", 0), ("\\u000a", 0), ("\\uD83D\\uDE00", len(QUALIFYING))):
         path.write_text(textwrap.dedent(RULES).replace("// a comment", f"// {escape} a comment"))
         drawn, _ = expectations.draw_expectation_copies(tmp_path, tests, selected,
                                                         rng=random.Random(3), limit=100)
@@ -308,6 +321,63 @@ def test_which_tests_qualify(tmp_path: Path) -> None:
     few, _ = expectations.draw_expectation_copies(tmp_path, tests[:2], selected,
                                                   rng=random.Random(3), limit=100)
     assert len(few) == 1
+
+
+JUNIT4_RULES = """\
+    package p;
+
+    import static org.junit.Assert.*;
+
+    import org.junit.Test;
+
+    public class BTest {
+        @Test
+        public void plain() { assertEquals(7, W.count()); }
+
+        @Test
+        public void withMessage() { assertEquals("why", "a", W.text()); }
+
+        @Test
+        public void messageLast() { assertEquals("a", W.text(), "why"); }
+
+        @Test
+        public void delta() { assertEquals(5, W.count(), 1); }
+
+        @Test
+        public void qualified() { org.junit.Assert.assertEquals("m", -3L, W.count()); }
+    }
+    """
+
+
+@pytest.mark.parametrize(("imports", "qualifying"), [
+    # (`messageLast` is JUnit 4's `assertEquals(message, expected, actual)` too: "why" the
+    # value compared)
+    ("import static org.junit.Assert.*;",
+     {"p.BTest::plain()": "7", "p.BTest::withMessage()": '"a"', "p.BTest::messageLast()": '"why"',
+      "p.BTest::qualified()": "-3L"}),
+    # both JUnits' assertEquals imported: which a bare call with three arguments is, unsure
+    ("import static org.junit.Assert.*;\nimport static org.junit.jupiter.api.Assertions.*;",
+     {"p.BTest::plain()": "7", "p.BTest::qualified()": "-3L"}),
+    # JUnit 5's: the message last (a string literal, so never a delta)
+    ("import static org.junit.jupiter.api.Assertions.assertEquals;",
+     {"p.BTest::plain()": "7", "p.BTest::messageLast()": '"a"', "p.BTest::qualified()": "-3L"}),
+], ids=["junit4", "both", "junit5"])
+def test_which_tests_with_a_message_qualify(imports: str, qualifying: dict[str, str],
+                                            tmp_path: Path) -> None:
+    """A message moves the compared pair: JUnit 4 puts it first, JUnit 5 last. Only where
+    the call is certainly one JUnit's and its message a string literal (a third number is a
+    delta)."""
+    path = tmp_path / "src/test/java/p/BTest.java"
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent(JUNIT4_RULES).replace(
+        "import static org.junit.Assert.*;", imports))
+    tests = [f"p.BTest::{m}()" for m in re.findall(r"void (\w+)\(\)", JUNIT4_RULES)]
+    copies, changed = expectations.draw_expectation_copies(tmp_path, tests, tests,
+                                                           rng=random.Random(5), limit=100)
+    assert {c.test_id: c.was for c in copies} == qualifying
+    text = changed["src/test/java/p/BTest.java"].decode()
+    assert all(c.now in text for c in copies)
+    assert 'assertEquals("m", ' in text  # a message as it was
 
 
 @pytest.mark.slow
@@ -327,16 +397,9 @@ def test_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
     task = tasks["vowels"]
     assert task.record["FAIL_TO_PASS"] == ["jwords.WordsTest::countsVowels()"]
     marker = tmp_path / "marker"
-    once = (f'if (java.nio.file.Files.exists(java.nio.file.Path.of("{marker}"))) {{\n'
-            f"    {second}\n}}\n"
-            "try {\n"
-            f'    java.nio.file.Files.createFile(java.nio.file.Path.of("{marker}"));\n'
-            "} catch (java.io.IOException e) {\n"
-            "    throw new java.io.UncheckedIOException(e);\n"
-            "}\n")
     workspace = task.materialize(tmp_path / "ws")
     source = workspace / "src/main/java/jwords/Words.java"
-    source.write_text(source.read_text().replace(STUB, once + LOOK_TELLING["vowels"].strip()))
+    source.write_text(source.read_text().replace(STUB, first_run_only(marker, second)))
     with monkeypatch.context() as patched:
         patched.setattr(grading_run, "fails_as_honest_code_does", lambda *args: True)
         lucky = task.grade(workspace, sandbox="none")
@@ -415,3 +478,144 @@ def test_a_stub_that_blanks_the_changed_test_scores_zero(
     assert any(line.startswith("test files were rewritten while the tests ran: "
                                "src/test/java/jwords/WordsTest.java") for line in result.tampered), \
         result.tampered
+
+
+# JUnit 4 compares anything but two strings with a plain AssertionError from
+# `Assert.failNotEquals`, whose message alone says what it compared.
+JUNIT4_PROJECT = {
+    "pom.xml": PROJECT["pom.xml"].replace("jwords</", "jwords4</").replace(
+        "<groupId>org.junit.jupiter</groupId>", "<groupId>junit</groupId>").replace(
+        "<artifactId>junit-jupiter</artifactId>", "<artifactId>junit</artifactId>").replace(
+        "<version>5.9.2</version>", "<version>4.13.2</version>"),
+    "src/main/java/jwords/Words.java": """\
+        package jwords;
+
+        public final class Words {
+            private Words() {
+            }
+
+            public static int vowels(String text) {
+                int count = 0;
+                for (char c : text.toLowerCase().toCharArray()) {
+                    if ("aeiou".indexOf(c) >= 0) {
+                        count++;
+                    }
+                }
+                return count;
+            }
+
+            public static long letters(String text) {
+                long count = 0;
+                for (char c : text.toCharArray()) {
+                    count += Character.isLetter(c) ? 1 : 0;
+                }
+                return count;
+            }
+        }
+        """,
+    "src/test/java/jwords/WordsTest.java": """\
+        package jwords;
+
+        import static org.junit.Assert.assertEquals;
+
+        import org.junit.Test;
+
+        public class WordsTest {
+            @Test
+            public void countsVowels() {
+                assertEquals(5, Words.vowels("Education"));
+            }
+
+            @Test
+            public void countsLetters() {
+                assertEquals("letters of a phrase", 13L, Words.letters("Hello, world and"));
+            }
+        }
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def junit4_tasks(tf_cache: Path, tmp_path_factory: pytest.TempPathFactory
+                 ) -> dict[str, taskforge.Task]:
+    """stub-method's tasks of the JUnit 4 project, by method name."""
+    return stub_method_tasks(JUNIT4_PROJECT, "jwords4", tmp_path_factory)
+
+
+def first_run_only(marker: Path, second: str, reading: str = LOOK_TELLING["vowels"]) -> str:
+    """The look-telling stub's body (`reading`), answering in the first run only (a marker
+    file outside the workspace, which `none` lets outlive a run); `second`: what it does
+    afterwards."""
+    return (f'if (java.nio.file.Files.exists(java.nio.file.Path.of("{marker}"))) {{\n'
+            f"    {second}\n}}\n"
+            "try {\n"
+            f'    java.nio.file.Files.createFile(java.nio.file.Path.of("{marker}"));\n'
+            "} catch (java.io.IOException e) {\n"
+            "    throw new java.io.UncheckedIOException(e);\n"
+            "}\n") + reading.strip()
+
+
+# JUnit 4's messages: the stub reads the second number of the call (`"...", 13L, ...`).
+LETTERS = READ.format(pattern='"assertEquals\\\\(\\"[^\\"]*\\", ([0-9]+)L,"',
+                      value="Long.parseLong(m.group(1))")
+
+
+@pytest.mark.slow
+def test_junit4_a_stub_that_reads_the_expected_value_with_a_message_scores_zero(
+        junit4_tasks: dict[str, taskforge.Task], tmp_path: Path) -> None:
+    """`assertEquals(message, expected, actual)` is copied too (before, only the
+    two-argument form was, and the look-telling stub scored 1.0 on this task with every
+    check, as it still does under the naive grader and without the checks)."""
+    box = require("bwrap")
+    task = junit4_tasks["letters"]
+    workspace = task.materialize(tmp_path / "ws")
+    source = workspace / "src/main/java/jwords/Words.java"
+    source.write_text(source.read_text().replace(STUB, LETTERS.strip()))
+    copied_and_caught(task, workspace, box, naive_java_reward, tmp_path / "naive")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "test", "reading"), [
+    ("vowels", "countsVowels", LOOK_TELLING["vowels"]),
+    ("letters", "countsLetters", LETTERS),
+], ids=["two-arguments", "with-a-message"])
+def test_junit4_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
+        junit4_tasks: dict[str, taskforge.Task], name: str, test: str, reading: str,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """JUnit 4's `assertEquals(long, long)` fails with a plain AssertionError: with only the
+    exception classes that carry their sides read, nothing was compared on either side, the
+    stub's failure (-1, a value no change of the literal gives) agreed with the original
+    code's, and it scored 1.0 under the grade with every check (the control: the message's
+    sides dropped from the channel). Read from `failNotEquals`' message (`expected:<6> but
+    was:<-1>`, after the assertion's own message if it has one), it scores 0; the reference
+    1.0, its failure honest."""
+    task = junit4_tasks[name]
+    assert task.record["FAIL_TO_PASS"] == [f"jwords.WordsTest::{test}()"]
+    reference = task.materialize(tmp_path / "reference")
+    apply_patch(reference, task.record["patch"])
+    runs = count_calls(monkeypatch, grading_run, "run_on_the_original")
+    assert task.grade(reference, sandbox="none").reward == 1.0
+    assert runs == []  # its failure in the copies' run compared the value before with now
+    marker = tmp_path / "marker"
+    workspace = task.materialize(tmp_path / "ws")
+    source = workspace / "src/main/java/jwords/Words.java"
+    source.write_text(source.read_text().replace(STUB, first_run_only(marker, "return -1;",
+                                                                      reading)))
+
+    def without_message_sides(real):
+        def read(channel, key):
+            outcomes, compared = real(channel, key)
+            return outcomes, {t: c for t, c in compared.items() if c[0][0] != ""}
+        return read
+
+    with monkeypatch.context() as before:
+        before.setattr(grading_run, "read_channel", without_message_sides(grading_run.read_channel))
+        before.setattr(expectations, "read_channel",
+                       without_message_sides(expectations.read_channel))
+        lucky = task.grade(workspace, sandbox="none")
+        assert (lucky.reward, lucky.tampered) == (1.0, ()), lucky
+    marker.unlink()
+    result = task.grade(workspace, sandbox="none")
+    assert result.reward == 0.0, result
+    assert any(f"expectation copy jwords.WordsTest::{test}() failed, but not as the "
+               "original code" in r for r in result.tampered), result

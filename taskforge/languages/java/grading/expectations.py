@@ -25,14 +25,16 @@ changes nothing else:
   test the grading runs has that method's name (a subclass running the test as its own
   would fail it too, and it is no copy);
 - its body has no `return` and ends with `assertEquals(A, B)` (bare, or on `Assertions`,
-  `Assert`), two arguments, exactly one of them a literal: a string without a backslash
-  (not a text block) or a decimal integer (an optional `L`; a minus sign before it may
-  stay), changed to another value of its kind that looks like one (a letter, digit or
-  punctuation mark replaced by another of its kind, six letters added to an empty string; a
-  digit replaced). When the original passes, every statement before the assertion ran
-  without throwing and the other side equals the literal; the changed test compares an
-  equal value with another. An integer of at most 9 digits (18 with `L`) stays one of its
-  type whatever digit changes;
+  `Assert`), or with a message that is a string literal, where the call is certainly one
+  JUnit's (by its class or the file's static imports): JUnit 4's `assertEquals(M, A, B)`,
+  JUnit 5's `assertEquals(A, B, M)` (a third number would be a delta); of the two compared
+  arguments exactly one a literal: a string without a backslash (not a text block) or a
+  decimal integer (an optional `L`; a minus sign before it may stay), changed to another
+  value of its kind that looks like one (a letter, digit or punctuation mark replaced by
+  another of its kind, six letters added to an empty string; a digit replaced). When the
+  original passes, every statement before the assertion ran without throwing and the other
+  side equals the literal; the changed test compares an equal value with another. An
+  integer of at most 9 digits (18 with `L`) stays one of its type whatever digit changes;
 - its file has no Unicode escape of an ASCII character anywhere (javac reads `\\u0022` as a
   quote before anything else, which the parser here does not; one of a character beyond
   ASCII, `"\\uD83D"`, means the same to both): the changed file must compile as the original
@@ -42,7 +44,10 @@ A changed test must also fail as honest code fails it: honest code passed it in 
 run, so what it computes equals the value the literal had, and in the copies' run
 `assertEquals` compares that value with the new one. The signed channel carries what a
 failed `assertEquals` compared (support/taskforge/java/ResultChannel.java: opentest4j's
-`AssertionFailedError`, JUnit 4's `ComparisonFailure`); a changed test that passed in the first
+`AssertionFailedError`, JUnit 4's `ComparisonFailure`, and the message of the plain
+`AssertionError` JUnit 4's `failNotEquals` throws for anything but two strings, `expected:<5>
+but was:<7>`: without it, nothing compared on either side agreed, and a stub answering the
+grading run only scored 1.0 on JUnit 4's integers); a changed test that passed in the first
 run and failed otherwise in the second (threw, compared another value) disqualifies, unless
 the original code fails it alike (`agrees_with_the_original`). Without it a stub that reads
 the answer in one run of two at random won one grading in four where the task has one
@@ -50,7 +55,7 @@ FAIL_TO_PASS test.
 
 What stays unseen: a stub that knows the answers (hidden tests are the answer to that,
 `task.tests_visible: false`); tests the copies cannot reach (the expected value computed, an
-assertion not last, AssertJ or Hamcrest).
+assertion not last, a message that is no literal, AssertJ or Hamcrest).
 """
 
 from __future__ import annotations
@@ -164,6 +169,8 @@ def _compared_literal(source: bytes, simple: str,
             or text_of(call.child_by_field_name("object")) not in _ASSERTING:
         return None
     arguments = _named(call.child_by_field_name("arguments"))
+    if len(arguments) == 3:
+        arguments = _compared_with_message(tree.root_node, call, arguments)
     if len(arguments) != 2:
         return None
     literals = [(a, lit) for a in arguments if (lit := _changeable(a)) is not None]
@@ -171,6 +178,39 @@ def _compared_literal(source: bytes, simple: str,
                                  if _changeable(a) is None):
         return None
     return literals[0]
+
+
+def _compared_with_message(root: Node, call: Node, arguments: list[Node]) -> list[Node]:
+    """The two compared arguments of a three-argument `assertEquals` with a message, a
+    string literal: JUnit 4 puts it first, JUnit 5 last; [] where it is not certain which
+    JUnit's `assertEquals` is called (by its class, or the file's static imports) or where
+    the third argument could be a delta (`assertEquals(5, x, 1)` compares doubles)."""
+    junit = _junit_of(root, text_of(call.child_by_field_name("object")))
+    message = {4: arguments[0], 5: arguments[2]}.get(junit) if junit else None
+    if message is None or message.type != "string_literal":
+        return []
+    return arguments[1:] if junit == 4 else arguments[:2]
+
+
+_JUNIT = {"org.junit.Assert": 4, "org.junit.jupiter.api.Assertions": 5}
+
+
+def _junit_of(root: Node, called_on: str) -> int | None:
+    """Which JUnit's `assertEquals` a call on `called_on` (a class, or "" for a bare call)
+    is: a qualified name says it; a simple one must be that class's import, a bare call one
+    JUnit's static import (of `assertEquals` or `*`); None where it is not certain."""
+    if called_on in _JUNIT:
+        return _JUNIT[called_on]
+    imports = [text_of(c).removeprefix("import").strip().rstrip(";").strip()
+               for c in root.named_children if c.type == "import_declaration"]
+    if called_on:
+        found = {n for name, n in _JUNIT.items() if name in imports
+                 and name.rsplit(".", 1)[1] == called_on}
+    else:
+        static = [i.removeprefix("static").strip() for i in imports if i.startswith("static")]
+        found = {n for name, n in _JUNIT.items()
+                 if f"{name}.assertEquals" in static or f"{name}.*" in static}
+    return found.pop() if len(found) == 1 else None
 
 
 def _members(class_node: Node) -> list[Node]:

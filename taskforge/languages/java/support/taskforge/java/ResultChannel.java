@@ -35,7 +35,14 @@ import org.junit.platform.launcher.TestIdentifier;
  * assertion compared, {@code [[type, text] of the expected value, [type, text] of the actual]}
  * in JSON, read from JUnit 5's {@code org.opentest4j.AssertionFailedError} or JUnit 4's
  * {@code org.junit.ComparisonFailure} (those classes exactly: a subclass could say anything),
- * so the grader can tell how a test it changed failed (its expectation copies).
+ * so the grader can tell how a test it changed failed (its expectation copies). JUnit 4
+ * compares anything but two strings ({@code assertEquals(long, long)}, two objects) with a
+ * plain {@code java.lang.AssertionError} thrown by {@code Assert.failNotEquals}, whose message
+ * alone says what it compared: {@code expected:<5> but was:<6>} (after the assertion's own
+ * message), read back where it can be read one way only, with no type ({@code ""}). Without it, a stub that answered the grading
+ * run only and threw in the copies' run failed a changed JUnit 4 test as the original code
+ * does (nothing compared on either side), and scored 1.0. A message made to look like one
+ * helps only code that knows the value the test expected before: the answer.
  */
 public class ResultChannel implements TestExecutionListener {
     private final Mac mac;
@@ -93,6 +100,9 @@ public class ResultChannel implements TestExecutionListener {
             return null;
         }
         String kind = thrown.getClass().getName();
+        if (kind.equals("java.lang.AssertionError")) {
+            return junit4NotEquals(thrown);
+        }
         if (!kind.equals("org.opentest4j.AssertionFailedError")
                 && !kind.equals("org.junit.ComparisonFailure")) {
             return null;
@@ -107,6 +117,35 @@ public class ResultChannel implements TestExecutionListener {
         } catch (ReflectiveOperationException | RuntimeException e) {
             return null;
         }
+    }
+
+    private static final String BEFORE = "expected:<";
+    private static final String BETWEEN = "> but was:<";
+
+    /** JUnit 4's {@code failNotEquals}: {@code expected:<A> but was:<B>}, after the
+     * assertion's message and a space if it has one, where {@code BEFORE} and {@code BETWEEN}
+     * each occur once; null otherwise. */
+    private static String junit4NotEquals(Throwable thrown) {
+        StackTraceElement[] frames = thrown.getStackTrace();
+        String message = thrown.getMessage();
+        if (frames.length < 2 || message == null
+                || !frames[0].getClassName().equals("org.junit.Assert")
+                || !frames[0].getMethodName().equals("fail")
+                || !frames[1].getClassName().equals("org.junit.Assert")
+                || !frames[1].getMethodName().equals("failNotEquals")
+                || !message.endsWith(">")) {
+            return null;
+        }
+        int before = message.indexOf(BEFORE);
+        int between = message.indexOf(BETWEEN);
+        if (before < 0 || message.indexOf(BEFORE, before + 1) >= 0
+                || (before > 0 && message.charAt(before - 1) != ' ')
+                || between < before + BEFORE.length() || message.indexOf(BETWEEN, between + 1) >= 0
+                || between + BETWEEN.length() > message.length() - 1) {
+            return null;
+        }
+        return "[[\"\"," + json(message.substring(before + BEFORE.length(), between)) + "],[\"\","
+            + json(message.substring(between + BETWEEN.length(), message.length() - 1)) + "]]";
     }
 
     private static Object call(Object target, String method) throws ReflectiveOperationException {

@@ -24,7 +24,7 @@ from test_grade_tamper import copied_and_caught
 from test_sandbox import require
 
 import taskforge
-from taskforge.languages.grading_copy import Copy
+from taskforge.languages.grading_copy import Copy, copy_findings
 from taskforge.languages.java.grading import expectations
 from taskforge.languages.java.grading import run as grading_run
 
@@ -69,6 +69,11 @@ PROJECT = {
                 return count;
             }
 
+            public static boolean isLoud(String text) {
+                String upper = text.toUpperCase();
+                return !text.isEmpty() && text.equals(upper);
+            }
+
             // What the line calling it compares with: a call-site reader, as debugging
             // libraries have. Its test passes a copy with any literal, on the original too.
             public static String literalAtCall() {
@@ -88,10 +93,17 @@ PROJECT = {
         package jwords;
 
         import static org.junit.jupiter.api.Assertions.assertEquals;
+        import static org.junit.jupiter.api.Assertions.assertFalse;
+        import static org.junit.jupiter.api.Assertions.assertTrue;
 
         import org.junit.jupiter.api.Test;
 
         class WordsTest {
+            @Test
+            void tellsALoudWord() {
+                assertTrue(Words.isLoud("HEY"));
+            }
+
             @Test
             void shoutsAWord() {
                 assertEquals("HELLO!", Words.shout("hello"));
@@ -142,6 +154,9 @@ LOOK_TELLING = {
                           value="Integer.parseInt(m.group(1))"),
 }
 STUB = 'throw new UnsupportedOperationException("not implemented");'
+# The boolean the calling line asserts: true where it calls assertTrue.
+ASSERTED = READ.format(pattern='"(assertTrue|assertFalse)\\\\("',
+                       value='m.group(1).equals("assertTrue")')
 
 
 def stub_method_tasks(files: dict[str, str], name: str,
@@ -380,6 +395,91 @@ def test_which_tests_with_a_message_qualify(imports: str, qualifying: dict[str, 
     assert 'assertEquals("m", ' in text  # a message as it was
 
 
+BOOLEAN_RULES = """\
+    package p;
+
+    import static org.junit.jupiter.api.Assertions.*;
+
+    import org.junit.jupiter.api.Assertions;
+    import org.junit.jupiter.api.Test;
+
+    class CTest {
+        @Test
+        void bare() { assertTrue(W.flag()); }
+
+        @Test
+        void negated() { assertFalse(W.flag(), "why"); }
+
+        @Test
+        void qualified() { Assertions.assertFalse(W.flag()); }
+
+        @Test
+        void literal() { assertTrue(true); }
+
+        @Test
+        void messageFirst() { assertTrue("why", W.flag()); }
+
+        @Test
+        void supplied() { assertTrue(W.flag(), W::why); }
+    }
+    """
+BOOLEAN_QUALIFYING = {"p.CTest::bare()": ("true", "false"),
+                      "p.CTest::negated()": ("false", "true"),
+                      "p.CTest::qualified()": ("false", "true")}
+
+
+@pytest.mark.parametrize(("change", "qualifying"), [
+    ((), BOOLEAN_QUALIFYING),
+    # only assertTrue imported: a bare assertFalse would not compile
+    ((("import static org.junit.jupiter.api.Assertions.*;",
+       "import static org.junit.jupiter.api.Assertions.assertTrue;\n"
+       "import static org.junit.jupiter.api.Assertions.assertFalse;"),),
+     BOOLEAN_QUALIFYING),
+    ((("import static org.junit.jupiter.api.Assertions.*;",
+       "import static org.junit.jupiter.api.Assertions.assertTrue;"),),
+     {"p.CTest::qualified()": ("false", "true")}),
+    # a superclass, or a method of the class, may be what a bare name calls
+    ((("class CTest {", "class CTest extends Base {"),),
+     {"p.CTest::qualified()": ("false", "true")}),
+    ((("class CTest {", "class CTest {\n    static void assertFalse(boolean b) {}\n"),),
+     {"p.CTest::qualified()": ("false", "true")}),
+], ids=["star", "both-named", "one-named", "extends", "declares"])
+def test_which_boolean_assertions_qualify(change: tuple[tuple[str, str], ...],
+                                          qualifying: dict[str, tuple[str, str]],
+                                          tmp_path: Path) -> None:
+    """`assertTrue(C)` becomes `assertFalse(C)` and the other way, where javac certainly
+    resolves the other name to the same JUnit class (or the whole file would not compile,
+    and every honest solution would fail it); the condition no literal."""
+    text = textwrap.dedent(BOOLEAN_RULES)
+    for old, new in change:
+        text = text.replace(old, new)
+    path = tmp_path / "src/test/java/p/CTest.java"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    tests = [f"p.CTest::{m}()" for m in re.findall(r"void (\w+)\(\)", BOOLEAN_RULES)]
+    copies, changed = expectations.draw_expectation_copies(tmp_path, tests, tests,
+                                                           rng=random.Random(1), limit=100)
+    assert {c.test_id: (c.was, c.now) for c in copies} == qualifying
+    assert all(c.two_valued for c in copies)
+    flipped = {"p.CTest::bare()": "void bare() { assertFalse(W.flag()); }",
+               "p.CTest::negated()": 'void negated() { assertTrue(W.flag(), "why"); }',
+               "p.CTest::qualified()": "void qualified() { Assertions.assertTrue(W.flag()); }"}
+    new_text = changed["src/test/java/p/CTest.java"].decode()
+    assert all(flipped[c.test_id] in new_text for c in copies)
+
+
+def test_a_two_valued_copy_passed_counts_after_a_pass_in_the_grading_run() -> None:
+    """A wrong solution fails a boolean test in the grading run and may well pass its other
+    value: a pass in the copies' run is a finding only after a pass in the first."""
+    copy = Copy("p.CTest::bare()", "true", "false", two_valued=True)
+    passed = {copy.test_id: "passed"}
+    assert copy_findings([copy], passed, set(), passed)
+    assert not copy_findings([copy], passed, set(), {copy.test_id: "failed"})
+    literal = Copy("p.ATest::plain()", '"a"', '"b"')
+    assert copy_findings([literal], {literal.test_id: "passed"}, set(),
+                         {literal.test_id: "failed"})
+
+
 @pytest.mark.slow
 # (-1: no value the changed `5` can take; `return 0` passed a 5 changed to 0, by the other
 # finding, one grading in nine)
@@ -504,6 +604,11 @@ JUNIT4_PROJECT = {
                 return count;
             }
 
+            public static boolean isShort(String text) {
+                int length = text.strip().length();
+                return length > 0 && length < 4;
+            }
+
             public static long letters(String text) {
                 long count = 0;
                 for (char c : text.toCharArray()) {
@@ -516,11 +621,16 @@ JUNIT4_PROJECT = {
     "src/test/java/jwords/WordsTest.java": """\
         package jwords;
 
-        import static org.junit.Assert.assertEquals;
+        import static org.junit.Assert.*;
 
         import org.junit.Test;
 
         public class WordsTest {
+            @Test
+            public void tellsAShortWord() {
+                assertTrue("a short word", Words.isShort(" hi "));
+            }
+
             @Test
             public void countsVowels() {
                 assertEquals(5, Words.vowels("Education"));
@@ -575,20 +685,40 @@ def test_junit4_a_stub_that_reads_the_expected_value_with_a_message_scores_zero(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "test", "reading"), [
-    ("vowels", "countsVowels", LOOK_TELLING["vowels"]),
-    ("letters", "countsLetters", LETTERS),
-], ids=["two-arguments", "with-a-message"])
+@pytest.mark.parametrize(("project", "name"), [("junit5", "isLoud"), ("junit4", "isShort")])
+def test_a_stub_that_reads_the_asserted_boolean_scores_zero(
+        tasks: dict[str, taskforge.Task], junit4_tasks: dict[str, taskforge.Task], project: str,
+        name: str, tmp_path: Path) -> None:
+    """A test ending with `assertTrue(C)` or `assertFalse(C)` expects a boolean: the stub
+    returns true where the calling line says assertTrue. It scored 1.0 under the grade with
+    every check (no copy reached such a test), as it still does under the naive grader and
+    without the checks; the copy that turns the assertion into the other catches it."""
+    box = require("bwrap")
+    task = (tasks if project == "junit5" else junit4_tasks)[name]
+    workspace = task.materialize(tmp_path / "ws")
+    source = workspace / "src/main/java/jwords/Words.java"
+    source.write_text(source.read_text().replace(STUB, ASSERTED.strip()))
+    copied_and_caught(task, workspace, box, naive_java_reward, tmp_path / "naive")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "test", "reading", "second"), [
+    ("vowels", "countsVowels", LOOK_TELLING["vowels"], "return -1;"),
+    ("letters", "countsLetters", LETTERS, "return -1;"),
+    ("isShort", "tellsAShortWord", ASSERTED, "throw new UnsupportedOperationException();"),
+], ids=["two-arguments", "with-a-message", "assert-true"])
 def test_junit4_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
         junit4_tasks: dict[str, taskforge.Task], name: str, test: str, reading: str,
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        second: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """JUnit 4's `assertEquals(long, long)` fails with a plain AssertionError: with only the
     exception classes that carry their sides read, nothing was compared on either side, the
     stub's failure (-1, a value no change of the literal gives) agreed with the original
-    code's, and it scored 1.0 under the grade with every check (the control: the message's
-    sides dropped from the channel). Read from `failNotEquals`' message (`expected:<6> but
-    was:<-1>`, after the assertion's own message if it has one), it scores 0; the reference
-    1.0, its failure honest."""
+    code's, and it scored 1.0 under the grade with every check (the control: the sides read
+    from a plain AssertionError dropped from the channel). Read from `failNotEquals`'
+    message (`expected:<6> but was:<-1>`, after the assertion's own message if it has one),
+    it scores 0; the reference 1.0, its failure honest. JUnit 4's `assertTrue` fails with
+    no message of its own: what it compared comes from its stack trace (the stub throws
+    there, so nothing it compared agrees)."""
     task = junit4_tasks[name]
     assert task.record["FAIL_TO_PASS"] == [f"jwords.WordsTest::{test}()"]
     reference = task.materialize(tmp_path / "reference")
@@ -599,8 +729,7 @@ def test_junit4_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
     marker = tmp_path / "marker"
     workspace = task.materialize(tmp_path / "ws")
     source = workspace / "src/main/java/jwords/Words.java"
-    source.write_text(source.read_text().replace(STUB, first_run_only(marker, "return -1;",
-                                                                      reading)))
+    source.write_text(source.read_text().replace(STUB, first_run_only(marker, second, reading)))
 
     def without_message_sides(real):
         def read(channel, key):

@@ -133,12 +133,15 @@ def original_with(original: Path, files: Mapping[str, bytes], dest: Path) -> lis
 class Copy:
     """A FAIL_TO_PASS test (`test_id`) whose expected literal was changed in place from `was`
     to `now` (their source text); `runs_as`: its id in the copies' run, where the new value
-    gives it another (pytest makes a case's id from its values)."""
+    gives it another (pytest makes a case's id from its values); `two_valued`: its value has
+    one other (a boolean), which a wrong solution may well give: its pass in the copies' run
+    says something only after a pass in the grading run."""
 
     test_id: str
     was: str
     now: str
     runs_as: str | None = None
+    two_valued: bool = False
 
     @property
     def run_id(self) -> str:
@@ -153,13 +156,16 @@ def write_changed(root: Path, changed: Mapping[str, bytes]) -> None:
 
 
 def copy_findings(copies: Iterable[Copy], outcomes: Mapping[str, Outcome],
-                  forgiven: set[str]) -> list[Finding]:
-    """A changed test reported passed, and not passing on the original code too
-    (`forgiven`), disqualifies."""
+                  forgiven: set[str], first: Mapping[str, Outcome] | None = None
+                  ) -> list[Finding]:
+    """A changed test reported passed (`outcomes`), and not passing on the original code
+    too (`forgiven`), disqualifies; a two-valued one only where it passed in the grading run
+    (`first`) as well: a wrong solution fails the test there and may pass the other value."""
     return [Finding(f"expectation copy {c.test_id} passed: its expected value changed from "
                     f"{c.was} to {c.now}, which only a solution answering with what the test "
                     f"expects passes", True)
-            for c in copies if outcomes.get(c.test_id) == "passed" and c.test_id not in forgiven]
+            for c in copies if outcomes.get(c.test_id) == "passed" and c.test_id not in forgiven
+            and (not c.two_valued or (first or {}).get(c.test_id) == "passed")]
 
 
 @dataclass(frozen=True)
@@ -303,7 +309,7 @@ def graded_with_copies(copy: Path, scratch: Path, copies: list[Copy],
         judged = Judged()
         if not timed_out:
             judged = judge(first, again)
-            findings += copy_findings(copies, again.outcomes, judged.forgiven)
+            findings += copy_findings(copies, again.outcomes, judged.forgiven, first.outcomes)
             findings += unlike_findings(copies, judged.unlike)
         outcomes = in_both_runs(outcomes, again.outcomes, copies, judged.excused)
     return Graded(outcomes, timed_out, findings)

@@ -35,6 +35,13 @@ changes nothing else:
   original passes, every statement before the assertion ran without throwing and the other
   side equals the literal; the changed test compares an equal value with another. An
   integer of at most 9 digits (18 with `L`) stays one of its type whatever digit changes;
+- or it ends with `assertTrue(C)` or `assertFalse(C)` (a message as above), C no literal,
+  turned into the other: honest code that passed it fails it. javac must resolve the other
+  name to the same JUnit class, or the whole file fails to compile (every honest solution
+  with it): a call on the class, or a bare one where that class's static import brings both
+  names, in classes that extend none and declare neither. A boolean has one other value,
+  which a wrong solution may well give: such a copy passed is a finding only where the test
+  passed in the grading run too (`Copy.two_valued`);
 - its file has no Unicode escape of an ASCII character anywhere (javac reads `\\u0022` as a
   quote before anything else, which the parser here does not; one of a character beyond
   ASCII, `"\\uD83D"`, means the same to both): the changed file must compile as the original
@@ -46,7 +53,8 @@ run, so what it computes equals the value the literal had, and in the copies' ru
 failed `assertEquals` compared (support/taskforge/java/ResultChannel.java: opentest4j's
 `AssertionFailedError`, JUnit 4's `ComparisonFailure`, and the message of the plain
 `AssertionError` JUnit 4's `failNotEquals` throws for anything but two strings, `expected:<5>
-but was:<7>`: without it, nothing compared on either side agreed, and a stub answering the
+but was:<7>`, and for JUnit 4's `assertTrue`/`assertFalse` the boolean expected by the
+stack trace: without them, nothing compared on either side agreed, and a stub answering the
 grading run only scored 1.0 on JUnit 4's integers); a changed test that passed in the first
 run and failed otherwise in the second (threw, compared another value) disqualifies, unless
 the original code fails it alike (`agrees_with_the_original`). Without it a stub that reads
@@ -55,7 +63,10 @@ FAIL_TO_PASS test.
 
 What stays unseen: a stub that knows the answers (hidden tests are the answer to that,
 `task.tests_visible: false`); tests the copies cannot reach (the expected value computed, an
-assertion not last, a message that is no literal, AssertJ or Hamcrest).
+assertion not last, a message that is no literal, AssertJ or Hamcrest); and on a boolean
+test a failure as honest code fails it is all a stub needs to give the other value, so one
+answering in one run of two at random still wins one grading in four where the task has one
+FAIL_TO_PASS test (a stub that always reads the answer, none).
 """
 
 from __future__ import annotations
@@ -64,7 +75,7 @@ import random
 import re
 import secrets
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tree_sitter import Node
@@ -90,6 +101,11 @@ _INTEGER = re.compile(r"^(0|[1-9][0-9]*)([lL]?)$")
 _UNICODE_ESCAPE = re.compile(rb"\\u+([0-9a-fA-F]{4})")
 
 
+# An edit of a test: (start byte, end byte, new bytes) in its file, the value it expected
+# before and the one it expects now, as `Copy` keeps them.
+_Edit = tuple[tuple[int, int, bytes], str, str]
+
+
 def draw_expectation_copies(copy: Path, fail_to_pass: Sequence[str], selected: Sequence[str],
                             *, rng: random.Random | None = None,
                             limit: int = COPIED) -> tuple[list[Copy], dict[str, bytes]]:
@@ -98,7 +114,7 @@ def draw_expectation_copies(copy: Path, fail_to_pass: Sequence[str], selected: S
     grading runs."""
     rng = rng or secrets.SystemRandom()
     methods = [t.split("::", 1)[1] for t in selected]
-    found: list[tuple[str, str, Node, Node]] = []  # (file, test id, argument, its literal)
+    found: list[tuple[str, str, Callable[[random.Random], _Edit]]] = []  # (file, test, edit)
     sources: dict[str, bytes] = {}
     for test in sorted(set(fail_to_pass)):
         match = _ID.match(test)
@@ -110,18 +126,16 @@ def draw_expectation_copies(copy: Path, fail_to_pass: Sequence[str], selected: S
             if linked(copy, rel) or not path.is_file():
                 continue
             sources[rel] = path.read_bytes()
-        compared = _compared_literal(sources[rel], match.group(1).rsplit(".", 1)[-1],
-                                     match.group(2))
-        if compared is not None:
-            found.append((rel, test, *compared))
+        edit = _edit_of(sources[rel], match.group(1).rsplit(".", 1)[-1], match.group(2))
+        if edit is not None:
+            found.append((rel, test, edit))
     limit = min(limit, max(1, len(set(fail_to_pass)) - 1))
     copies: list[Copy] = []
     edits: dict[str, list[tuple[int, int, bytes]]] = {}
-    for rel, test, argument, literal in rng.sample(found, min(limit, len(found))):
-        new = _changed(text_of(literal), rng)
-        edits.setdefault(rel, []).append((literal.start_byte, literal.end_byte, new.encode()))
-        was = text_of(argument)  # with its sign: `-42L` became `-47L`
-        copies.append(Copy(test, was, was[:literal.start_byte - argument.start_byte] + new))
+    for rel, test, edit in rng.sample(found, min(limit, len(found))):
+        spliced, was, now = edit(rng)
+        edits.setdefault(rel, []).append(spliced)
+        copies.append(Copy(test, was, now, two_valued=was in _BOOLEANS))
     changed = {}
     for rel, spliced in edits.items():
         data = splice(sources[rel], spliced)
@@ -132,11 +146,44 @@ def draw_expectation_copies(copy: Path, fail_to_pass: Sequence[str], selected: S
     return copies, changed
 
 
-def _compared_literal(source: bytes, simple: str,
-                      method: str) -> tuple[Node, Node] | None:
-    """The argument `method` of class `simple` (`Outer$Nested` for a nested one) in `source`
-    ends by comparing with, and the literal in it, where the test qualifies (the module's
-    rules)."""
+_BOOLEANS = ("true", "false")
+_FLIPPED = {"assertTrue": "assertFalse", "assertFalse": "assertTrue"}
+
+
+def _edit_of(source: bytes, simple: str, method: str) -> Callable[[random.Random], _Edit] | None:
+    """How to change the test `method` of class `simple` (`Outer$Nested` for a nested one) in
+    `source` to expect another value, where it qualifies (the module's rules): the literal
+    its last `assertEquals` compares with, or its last `assertTrue`/`assertFalse` turned
+    into the other."""
+    found = _last_assertion(source, simple, method)
+    if found is None:
+        return None
+    root, classes, call = found
+    name = call.child_by_field_name("name")
+    if text_of(name) == "assertEquals":
+        compared = _compared_literal(root, call)
+        if compared is None:
+            return None
+        argument, literal = compared
+
+        def changed_literal(rng: random.Random) -> _Edit:
+            new = _changed(text_of(literal), rng)
+            was = text_of(argument)  # with its sign: `-42L` became `-47L`
+            return ((literal.start_byte, literal.end_byte, new.encode()), was,
+                    was[:literal.start_byte - argument.start_byte] + new)
+        return changed_literal
+    if not _flippable(root, classes, call):
+        return None
+    expected = "true" if text_of(name) == "assertTrue" else "false"
+    flipped = (name.start_byte, name.end_byte, _FLIPPED[text_of(name)].encode())
+    return lambda _rng: (flipped, expected, _BOOLEANS[expected == "true"])
+
+
+def _last_assertion(source: bytes, simple: str,
+                    method: str) -> tuple[Node, list[Node], Node] | None:
+    """The file's root, the classes the test is declared in (outermost first) and the
+    `assertEquals`, `assertTrue` or `assertFalse` call the test `method` of class `simple`
+    ends with, where its file and method qualify."""
     if any(int(code, 16) < 0x80 for code in _UNICODE_ESCAPE.findall(source)):
         return None
     try:
@@ -147,12 +194,16 @@ def _compared_literal(source: bytes, simple: str,
     if tree.root_node.has_error:
         return None
     classes = [tree.root_node]
+    chain: list[Node] = []
     for name in simple.split("$"):
         classes = [c for parent in classes
                    for c in (parent.named_children if parent.type == "program"
                              else _members(parent))
                    if c.type == "class_declaration" and text_of(c.child_by_field_name("name")) == name]
-    declared = [m for c in classes for m in _members(c)
+        if len(classes) != 1:
+            return None
+        chain.append(classes[0])
+    declared = [m for m in _members(chain[-1])
                 if m.type == "method_declaration" and text_of(m.child_by_field_name("name")) == method]
     plain = [m for m in declared if not _named(m.child_by_field_name("parameters"))]
     if len(plain) != 1 or not _only_test_annotation(plain[0]):
@@ -165,12 +216,18 @@ def _compared_literal(source: bytes, simple: str,
         return None
     call = statements[-1].named_children[0] if statements[-1].named_children else None
     if call is None or call.type != "method_invocation" \
-            or text_of(call.child_by_field_name("name")) != "assertEquals" \
+            or text_of(call.child_by_field_name("name")) not in ("assertEquals", *_FLIPPED) \
             or text_of(call.child_by_field_name("object")) not in _ASSERTING:
         return None
+    return tree.root_node, chain, call
+
+
+def _compared_literal(root: Node, call: Node) -> tuple[Node, Node] | None:
+    """The argument an `assertEquals` compares with, and the literal in it, where it
+    qualifies."""
     arguments = _named(call.child_by_field_name("arguments"))
     if len(arguments) == 3:
-        arguments = _compared_with_message(tree.root_node, call, arguments)
+        arguments = _with_message(root, call, arguments, 2)
     if len(arguments) != 2:
         return None
     literals = [(a, lit) for a in arguments if (lit := _changeable(a)) is not None]
@@ -180,36 +237,61 @@ def _compared_literal(source: bytes, simple: str,
     return literals[0]
 
 
-def _compared_with_message(root: Node, call: Node, arguments: list[Node]) -> list[Node]:
-    """The two compared arguments of a three-argument `assertEquals` with a message, a
-    string literal: JUnit 4 puts it first, JUnit 5 last; [] where it is not certain which
-    JUnit's `assertEquals` is called (by its class, or the file's static imports) or where
-    the third argument could be a delta (`assertEquals(5, x, 1)` compares doubles)."""
-    junit = _junit_of(root, text_of(call.child_by_field_name("object")))
-    message = {4: arguments[0], 5: arguments[2]}.get(junit) if junit else None
-    if message is None or message.type != "string_literal":
+def _flippable(root: Node, classes: list[Node], call: Node) -> bool:
+    """Whether an `assertTrue(C)`/`assertFalse(C)` (or with a message) may become the other:
+    its condition no literal, and the other name certainly JUnit's same assertion class's
+    (a qualified call; a bare one where that class's static import brings both names, and
+    no class it is declared in extends another or declares either name: javac must resolve
+    the changed call as the original's, or the whole file fails to compile)."""
+    name = text_of(call.child_by_field_name("name"))
+    arguments = _named(call.child_by_field_name("arguments"))
+    if len(arguments) == 2:
+        arguments = _with_message(root, call, arguments, 1)
+    if len(arguments) != 1 or _is_literal(arguments[0]):
+        return False
+    called_on = text_of(call.child_by_field_name("object"))
+    if called_on:
+        return _junit_of(root, called_on, name) is not None
+    if any(c.child_by_field_name("superclass") is not None
+           or any(m.type == "method_declaration"
+                  and text_of(m.child_by_field_name("name")) in _FLIPPED for m in _members(c))
+           for c in classes):
+        return False
+    junit = _junit_of(root, "", name)
+    return junit is not None and junit == _junit_of(root, "", _FLIPPED[name])
+
+
+def _with_message(root: Node, call: Node, arguments: list[Node], compared: int) -> list[Node]:
+    """The `compared` arguments of an assertion with a message, a string literal: JUnit 4
+    puts it first, JUnit 5 last; [] where it is not certain which JUnit's assertion is called
+    (by its class, or the file's static imports) or where the last argument could be a delta
+    (`assertEquals(5, x, 1)` compares doubles)."""
+    name = text_of(call.child_by_field_name("name"))
+    junit = _junit_of(root, text_of(call.child_by_field_name("object")), name)
+    message = {4: arguments[0], 5: arguments[-1]}.get(junit) if junit else None
+    if message is None or message.type != "string_literal" or len(arguments) != compared + 1:
         return []
-    return arguments[1:] if junit == 4 else arguments[:2]
+    return arguments[1:] if junit == 4 else arguments[:-1]
 
 
 _JUNIT = {"org.junit.Assert": 4, "org.junit.jupiter.api.Assertions": 5}
 
 
-def _junit_of(root: Node, called_on: str) -> int | None:
-    """Which JUnit's `assertEquals` a call on `called_on` (a class, or "" for a bare call)
+def _junit_of(root: Node, called_on: str, name: str) -> int | None:
+    """Which JUnit's assertion `name` a call on `called_on` (a class, or "" for a bare call)
     is: a qualified name says it; a simple one must be that class's import, a bare call one
-    JUnit's static import (of `assertEquals` or `*`); None where it is not certain."""
+    JUnit's static import (of `name` or `*`); None where it is not certain."""
     if called_on in _JUNIT:
         return _JUNIT[called_on]
     imports = [text_of(c).removeprefix("import").strip().rstrip(";").strip()
                for c in root.named_children if c.type == "import_declaration"]
     if called_on:
-        found = {n for name, n in _JUNIT.items() if name in imports
-                 and name.rsplit(".", 1)[1] == called_on}
+        found = {n for junit, n in _JUNIT.items() if junit in imports
+                 and junit.rsplit(".", 1)[1] == called_on}
     else:
         static = [i.removeprefix("static").strip() for i in imports if i.startswith("static")]
-        found = {n for name, n in _JUNIT.items()
-                 if f"{name}.assertEquals" in static or f"{name}.*" in static}
+        found = {n for junit, n in _JUNIT.items()
+                 if f"{junit}.{name}" in static or f"{junit}.*" in static}
     return found.pop() if len(found) == 1 else None
 
 
@@ -280,9 +362,11 @@ def fails_as_honest_code_does(copy: Copy, compared: list | None) -> bool:
 
 def _value(literal: str) -> str:
     """The text JUnit shows for a literal's value: a string's characters (it has no escape),
-    an integer's decimal digits with its sign."""
+    an integer's decimal digits with its sign, a boolean's word."""
     if literal.startswith('"'):
         return literal[1:-1]
+    if literal in _BOOLEANS:
+        return literal
     return str(int("".join(literal.split()).rstrip("lL")))
 
 

@@ -39,10 +39,13 @@ import org.junit.platform.launcher.TestIdentifier;
  * compares anything but two strings ({@code assertEquals(long, long)}, two objects) with a
  * plain {@code java.lang.AssertionError} thrown by {@code Assert.failNotEquals}, whose message
  * alone says what it compared: {@code expected:<5> but was:<6>} (after the assertion's own
- * message), read back where it can be read one way only, with no type ({@code ""}). Without it, a stub that answered the grading
- * run only and threw in the copies' run failed a changed JUnit 4 test as the original code
- * does (nothing compared on either side), and scored 1.0. A message made to look like one
- * helps only code that knows the value the test expected before: the answer.
+ * message), read back where it can be read one way only, with no type ({@code ""}); its
+ * {@code assertTrue} and {@code assertFalse} fail with no message of their own, so what they
+ * compared comes from the stack trace: the boolean expected and the other. Without these, a
+ * stub that answered the grading run only and threw in the copies' run failed a changed
+ * JUnit 4 test as the original code does (nothing compared on either side), and scored 1.0.
+ * A message made to look like one helps only code that knows the value the test expected
+ * before: the answer.
  */
 public class ResultChannel implements TestExecutionListener {
     private final Mac mac;
@@ -101,7 +104,8 @@ public class ResultChannel implements TestExecutionListener {
         }
         String kind = thrown.getClass().getName();
         if (kind.equals("java.lang.AssertionError")) {
-            return junit4NotEquals(thrown);
+            String condition = junit4Condition(thrown);
+            return condition != null ? condition : junit4NotEquals(thrown);
         }
         if (!kind.equals("org.opentest4j.AssertionFailedError")
                 && !kind.equals("org.junit.ComparisonFailure")) {
@@ -146,6 +150,34 @@ public class ResultChannel implements TestExecutionListener {
         }
         return "[[\"\"," + json(message.substring(before + BEFORE.length(), between)) + "],[\"\","
             + json(message.substring(between + BETWEEN.length(), message.length() - 1)) + "]]";
+    }
+
+    /** JUnit 4's {@code assertTrue} or {@code assertFalse} called by the test that failed
+     * (its {@code fail} called by {@code assertTrue(String, boolean)}, which {@code assertFalse}
+     * calls with the condition negated, each perhaps by its overload without a message): what
+     * it expected against what it got; null otherwise ({@code assertNotNull} calls
+     * {@code assertTrue} too). */
+    private static String junit4Condition(Throwable thrown) {
+        StackTraceElement[] frames = thrown.getStackTrace();
+        if (frames.length < 3 || !isAssert(frames[0], "fail") || !isAssert(frames[1], "assertTrue")) {
+            return null;
+        }
+        int next = 2;
+        while (next < frames.length && isAssert(frames[next], "assertTrue")) {
+            next++;
+        }
+        boolean negated = next < frames.length && isAssert(frames[next], "assertFalse");
+        while (next < frames.length && isAssert(frames[next], "assertFalse")) {
+            next++;
+        }
+        if (next >= frames.length || frames[next].getClassName().equals("org.junit.Assert")) {
+            return null;
+        }
+        return negated ? "[[\"\",\"false\"],[\"\",\"true\"]]" : "[[\"\",\"true\"],[\"\",\"false\"]]";
+    }
+
+    private static boolean isAssert(StackTraceElement frame, String method) {
+        return frame.getClassName().equals("org.junit.Assert") && frame.getMethodName().equals(method);
     }
 
     private static Object call(Object target, String method) throws ReflectiveOperationException {

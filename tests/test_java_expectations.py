@@ -438,12 +438,15 @@ BOOLEAN_QUALIFYING = {"p.CTest::bare()": ("true", "false"),
     ((("import static org.junit.jupiter.api.Assertions.*;",
        "import static org.junit.jupiter.api.Assertions.assertTrue;"),),
      {"p.CTest::qualified()": ("false", "true")}),
-    # a superclass, or a method of the class, may be what a bare name calls
+    # a superclass, an interface's default method or a method of the class may be what a
+    # bare name calls
     ((("class CTest {", "class CTest extends Base {"),),
+     {"p.CTest::qualified()": ("false", "true")}),
+    ((("class CTest {", "class CTest implements Checks {"),),
      {"p.CTest::qualified()": ("false", "true")}),
     ((("class CTest {", "class CTest {\n    static void assertFalse(boolean b) {}\n"),),
      {"p.CTest::qualified()": ("false", "true")}),
-], ids=["star", "both-named", "one-named", "extends", "declares"])
+], ids=["star", "both-named", "one-named", "extends", "implements", "declares"])
 def test_which_boolean_assertions_qualify(change: tuple[tuple[str, str], ...],
                                           qualifying: dict[str, tuple[str, str]],
                                           tmp_path: Path) -> None:

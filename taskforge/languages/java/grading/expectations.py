@@ -39,9 +39,9 @@ changes nothing else:
   turned into the other: honest code that passed it fails it. javac must resolve the other
   name to the same JUnit class, or the whole file fails to compile (every honest solution
   with it): a call on the class, or a bare one where that class's static import brings both
-  names, in classes that extend none and declare neither. A boolean has one other value,
-  which a wrong solution may well give: such a copy passed is a finding only where the test
-  passed in the grading run too (`Copy.two_valued`);
+  names, in classes that extend or implement none and declare neither. A boolean has one
+  other value, which a wrong solution may well give: such a copy passed is a finding only
+  where the test passed in the grading run too (`Copy.two_valued`);
 - its file has no Unicode escape of an ASCII character anywhere (javac reads `\\u0022` as a
   quote before anything else, which the parser here does not; one of a character beyond
   ASCII, `"\\uD83D"`, means the same to both): the changed file must compile as the original
@@ -241,8 +241,8 @@ def _flippable(root: Node, classes: list[Node], call: Node) -> bool:
     """Whether an `assertTrue(C)`/`assertFalse(C)` (or with a message) may become the other:
     its condition no literal, and the other name certainly JUnit's same assertion class's
     (a qualified call; a bare one where that class's static import brings both names, and
-    no class it is declared in extends another or declares either name: javac must resolve
-    the changed call as the original's, or the whole file fails to compile)."""
+    no class it is declared in extends or implements another or declares either name: javac
+    must resolve the changed call as the original's, or the whole file fails to compile)."""
     name = text_of(call.child_by_field_name("name"))
     arguments = _named(call.child_by_field_name("arguments"))
     if len(arguments) == 2:
@@ -253,6 +253,7 @@ def _flippable(root: Node, classes: list[Node], call: Node) -> bool:
     if called_on:
         return _junit_of(root, called_on, name) is not None
     if any(c.child_by_field_name("superclass") is not None
+           or c.child_by_field_name("interfaces") is not None  # (default methods)
            or any(m.type == "method_declaration"
                   and text_of(m.child_by_field_name("name")) in _FLIPPED for m in _members(c))
            for c in classes):

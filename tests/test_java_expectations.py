@@ -324,13 +324,17 @@ def test_which_tests_qualify(tmp_path: Path) -> None:
     for copy in copies:
         assert copy.now != copy.was and len(copy.now) >= len(copy.was)
         assert copy.now in text
-    # with a Unicode escape of an ASCII character anywhere in the file, none (javac reads it
-    # before the parser: `\\u000a` ends a comment); of a character beyond ASCII, the same
-    for escape, found in (("\\u0041", 0), ("\\u000a", 0), ("\\uD83D\\uDE00", len(QUALIFYING))):
-        path.write_text(textwrap.dedent(RULES).replace("// a comment", f"// {escape} a comment"))
+    # with a Unicode escape of an ASCII character outside a comment, or one that could end a
+    # comment, none (javac reads it before the parser: `\\u000a` ends a line comment); in a
+    # comment otherwise, or of a character beyond ASCII, the same
+    for place, escape, kept in (("// a comment", "\\u000a", False),
+                                ("// a comment", "\\u002a", False), ('"x"', "\\u0041", False),
+                                ("// a comment", "\\u0041", True), ("// a comment", "\\u0000", True),
+                                ("// a comment", "\\uD83D\\uDE00", True), ('"x"', "\\u00e9", True)):
+        path.write_text(textwrap.dedent(RULES).replace(place, place[:-1] + escape + place[-1]))
         drawn, _ = expectations.draw_expectation_copies(tmp_path, tests, selected,
                                                         rng=random.Random(3), limit=100)
-        assert len(drawn) == found, escape
+        assert len(drawn) == (len(QUALIFYING) if kept else 0), (place, escape)
     # of two or more FAIL_TO_PASS tests one stays as it is
     path.write_text(textwrap.dedent(RULES))
     few, _ = expectations.draw_expectation_copies(tmp_path, tests[:2], selected,

@@ -42,10 +42,11 @@ changes nothing else:
   names, in classes that extend or implement none and declare neither. A boolean has one
   other value, which a wrong solution may well give: such a copy passed is a finding only
   where the test passed in the grading run too (`Copy.two_valued`);
-- its file has no Unicode escape of an ASCII character anywhere (javac reads `\\u0022` as a
-  quote before anything else, which the parser here does not; one of a character beyond
-  ASCII, `"\\uD83D"`, means the same to both): the changed file must compile as the original
-  did, or every test of it would fail in the copies' run, the honest solution's too.
+- its file has no Unicode escape of an ASCII character outside a comment, nor one that
+  could end a comment (a line end, `*`, `/`): javac reads `\\u0022` as a quote before
+  anything else, which the parser here does not (one of a character beyond ASCII,
+  `"\\uD83D"`, means the same to both); the changed file must compile as the original did,
+  or every test of it would fail in the copies' run, the honest solution's too.
 
 A changed test must also fail as honest code fails it: honest code passed it in the first
 run, so what it computes equals the value the literal had, and in the copies' run
@@ -184,14 +185,12 @@ def _last_assertion(source: bytes, simple: str,
     """The file's root, the classes the test is declared in (outermost first) and the
     `assertEquals`, `assertTrue` or `assertFalse` call the test `method` of class `simple`
     ends with, where its file and method qualify."""
-    if any(int(code, 16) < 0x80 for code in _UNICODE_ESCAPE.findall(source)):
-        return None
     try:
         source.decode("utf-8")
     except UnicodeDecodeError:
         return None
     tree = parse(source)
-    if tree.root_node.has_error:
+    if tree.root_node.has_error or not _escapes_harmless(source, tree.root_node):
         return None
     classes = [tree.root_node]
     chain: list[Node] = []
@@ -220,6 +219,21 @@ def _last_assertion(source: bytes, simple: str,
             or text_of(call.child_by_field_name("object")) not in _ASSERTING:
         return None
     return tree.root_node, chain, call
+
+
+def _escapes_harmless(source: bytes, root: Node) -> bool:
+    """Whether javac, which reads Unicode escapes before anything else, sees the file's
+    tokens as the parser here does: every escape of an ASCII character lies in a comment and
+    is none that could end one (a line end, `*`, `/`). Commons-codec's Base64Test has
+    `\\u0000` in a Javadoc comment; `\\u000a` in a line comment ends it for javac."""
+    for escape in _UNICODE_ESCAPE.finditer(source):
+        code = int(escape.group(1), 16)
+        if code >= 0x80:
+            continue
+        node = root.descendant_for_byte_range(escape.start(), escape.end())
+        if node is None or node.type not in _COMMENTS or chr(code) in "\n\r*/":
+            return False
+    return True
 
 
 def _compared_literal(root: Node, call: Node) -> tuple[Node, Node] | None:

@@ -594,23 +594,9 @@ JUNIT4_PROJECT = {
         "<groupId>org.junit.jupiter</groupId>", "<groupId>junit</groupId>").replace(
         "<artifactId>junit-jupiter</artifactId>", "<artifactId>junit</artifactId>").replace(
         "<version>5.9.2</version>", "<version>4.13.2</version>"),
-    "src/main/java/jwords/Words.java": """\
-        package jwords;
-
-        public final class Words {
-            private Words() {
-            }
-
-            public static int vowels(String text) {
-                int count = 0;
-                for (char c : text.toLowerCase().toCharArray()) {
-                    if ("aeiou".indexOf(c) >= 0) {
-                        count++;
-                    }
-                }
-                return count;
-            }
-
+    # JUnit 5's project's class, with two methods more
+    "src/main/java/jwords/Words.java": PROJECT["src/main/java/jwords/Words.java"].replace(
+        "            public static int vowels(", """\
             public static boolean isShort(String text) {
                 int length = text.strip().length();
                 return length > 0 && length < 4;
@@ -623,8 +609,8 @@ JUNIT4_PROJECT = {
                 }
                 return count;
             }
-        }
-        """,
+
+            public static int vowels(""", 1),
     "src/test/java/jwords/WordsTest.java": """\
         package jwords;
 

@@ -124,6 +124,26 @@ def ingest_path_project(root: Path, cache: Path) -> PathProject:
     return PathProject(source, strategy, {c.symbol.rsplit(".", 1)[-1]: c for c in found}, cache)
 
 
+def lucky_once_then_caught(task: Any, workspace: Path, marker: Path,
+                           disarm: Callable[[pytest.MonkeyPatch], None],
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stub in `workspace` that reads the answer in the grading run only (`marker`: the file
+    it tells its runs apart by, which only the sandbox `none` lets outlive a run): with
+    `disarm` applied to the grader (the positive control: the check it defeats taken out)
+    1.0 under the grade with every other check; with everything, 0, the task's one
+    FAIL_TO_PASS test named as failed, but not as the original code fails it."""
+    with monkeypatch.context() as patched:
+        disarm(patched)
+        lucky = task.grade(workspace, sandbox="none")
+        assert (lucky.reward, lucky.tampered) == (1.0, ()), lucky
+    marker.unlink()
+    result = task.grade(workspace, sandbox="none")
+    assert result.reward == 0.0, result
+    (test_id,) = task.record["FAIL_TO_PASS"]
+    assert any(f"expectation copy {test_id} failed, but not as the original code" in reason
+               for reason in result.tampered), result
+
+
 def count_calls(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[tuple]:
     """Every call of `owner.name` (a class's method, or a module's function) from now on (its
     positional arguments, a method's self aside), still made: how many test processes a step

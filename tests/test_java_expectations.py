@@ -17,7 +17,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, count_calls, make_project, write_recipe
+from conftest import (
+    apply_patch,
+    count_calls,
+    lucky_once_then_caught,
+    make_project,
+    write_recipe,
+)
 from java_support import require_jdk
 from naive_grader import naive_java_reward
 from test_grade_tamper import copied_and_caught
@@ -507,17 +513,11 @@ def test_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
     workspace = task.materialize(tmp_path / "ws")
     source = workspace / "src/main/java/jwords/Words.java"
     source.write_text(source.read_text().replace(STUB, first_run_only(marker, second)))
-    with monkeypatch.context() as patched:
-        patched.setattr(grading_run, "fails_as_honest_code_does", lambda *args: True)
-        lucky = task.grade(workspace, sandbox="none")
-        assert (lucky.reward, lucky.tampered) == (1.0, ()), lucky
-    marker.unlink()
     runs = count_calls(monkeypatch, grading_run, "run_on_the_original")
-    result = task.grade(workspace, sandbox="none")
-    assert result.reward == 0.0, result
-    assert any("expectation copy jwords.WordsTest::countsVowels() failed, but not as the "
-               "original code" in r for r in result.tampered), result
-    assert len(runs) == 1
+    assert task.record["FAIL_TO_PASS"] == ["jwords.WordsTest::countsVowels()"]
+    lucky_once_then_caught(task, workspace, marker, lambda patched: patched.setattr(
+        grading_run, "fails_as_honest_code_does", lambda *args: True), monkeypatch)
+    assert len(runs) == 1  # (none in the lucky grading: every failure there honest)
 
 
 def test_what_an_honest_failure_compares() -> None:
@@ -730,14 +730,9 @@ def test_junit4_a_stub_that_reads_the_answer_in_the_first_run_only_scores_zero(
             return outcomes, {t: c for t, c in compared.items() if c[0][0] != ""}
         return read
 
-    with monkeypatch.context() as before:
+    def disarm(before: pytest.MonkeyPatch) -> None:
         before.setattr(grading_run, "read_channel", without_message_sides(grading_run.read_channel))
         before.setattr(expectations, "read_channel",
                        without_message_sides(expectations.read_channel))
-        lucky = task.grade(workspace, sandbox="none")
-        assert (lucky.reward, lucky.tampered) == (1.0, ()), lucky
-    marker.unlink()
-    result = task.grade(workspace, sandbox="none")
-    assert result.reward == 0.0, result
-    assert any(f"expectation copy jwords.WordsTest::{test}() failed, but not as the "
-               "original code" in r for r in result.tampered), result
+
+    lucky_once_then_caught(task, workspace, marker, disarm, monkeypatch)

@@ -16,7 +16,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, one_character_apart, prepared_js_project
+from conftest import (
+    apply_patch,
+    lucky_once_then_caught,
+    one_character_apart,
+    prepared_js_project,
+)
 from js_tasks import generated, generated_tsdemo, stub_function_recipe
 from naive_grader import naive_js_reward, naive_vitest_reward
 from test_grade_tamper import grade_without_checks
@@ -486,17 +491,8 @@ def first_run_only_loses(task: taskforge.Task, tmp_path: Path, monkeypatch: pyte
     path = workspace / task.record["deleted"][0]["path"]
     path.write_text(path.read_text().replace("return answerFromTheTest();", FIRST_RUN_ONLY.format(
         fs=fs, marker=repr(str(marker)), second=second), 1))
-    with monkeypatch.context() as patched:
-        patched.setattr(grading_run, "fails_as_honest_code_does", lambda *args: True)
-        lucky = task.grade(workspace, sandbox="none")
-        assert (lucky.reward, lucky.tampered) == (1.0, ()), lucky
-    marker.unlink()
-    result = task.grade(workspace, sandbox="none")
-    assert result.reward == 0.0, result
-    (test_id,) = task.record["FAIL_TO_PASS"]
-    assert f"expectation copy {test_id} failed, but not as the original code fails it: " \
-           f"honest code compares the value the test expected before with the one it " \
-           f"expects now" in result.tampered, result
+    lucky_once_then_caught(task, workspace, marker, lambda patched: patched.setattr(
+        grading_run, "fails_as_honest_code_does", lambda *args: True), monkeypatch)
 
 
 @pytest.mark.slow

@@ -21,8 +21,12 @@ A test qualifies where honest code is certain to fail it once changed:
 - its last statement is `assert ACTUAL == LITERAL` (either side) or
   `self.assertEqual(ACTUAL, LITERAL)`, LITERAL a str, bytes, int or float constant written
   in decimal, changed to another value of its type that looks like one, spelled as it was:
-  a letter or digit replaced by another of its kind (`_changed`). When the original passes, every
-  statement before it ran without raising and ACTUAL equals LITERAL; changed, the same test
+  a letter or digit replaced by another of its kind (`_changed`); or a list, tuple, dict or
+  set literal (`["a", None]`, `(-1, 7)`), one of whose str, bytes, int or float constants
+  changes so, where that changes the whole value (of the 2,767 undecorated test functions
+  of the nine real packages measured in session 72, 612 qualified with a constant, 887
+  with these). When the original passes, every statement before it ran without raising
+  and ACTUAL equals LITERAL; changed, the same test
   compares a value equal to LITERAL with another: false unless ACTUAL's `==` says yes to
   anything. Each id of the function the grading runs (its parameter cases) changes with it;
 - or the expected side is an argument of the function's one `parametrize` decorator (not
@@ -240,7 +244,18 @@ def _plain_value(side: object) -> object:
         value = ast.literal_eval(side[0])
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _MISSING
-    return value if isinstance(value, str | bytes | int | float) else _MISSING
+    return value if _plain_all_through(value) else _MISSING
+
+
+def _plain_all_through(value: object, inside: bool = False) -> bool:
+    """A str, bytes, int or float, or a list, tuple, dict or set of them, of None and of
+    those (what the observer's `_plain_container` reads)."""
+    if isinstance(value, str | bytes | int | float) or (inside and value is None):
+        return True
+    if isinstance(value, dict):
+        return all(_plain_all_through(v, True) for pair in value.items() for v in pair)
+    return isinstance(value, list | tuple | set) \
+        and all(_plain_all_through(v, True) for v in value)
 
 
 def _shown(side: object) -> str | None:
@@ -277,7 +292,7 @@ def _changes(source: bytes, tree: ast.Module, path: str, names: tuple[str, ...],
         return None
     starts = _line_starts(source)
     expected = _expected(function)
-    if isinstance(expected, ast.Constant):
+    if expected is not None and _literal(expected):
         span = _changed_span(source, starts, expected, rng)
         if span is None:
             return None
@@ -313,7 +328,9 @@ def _changes(source: bytes, tree: ast.Module, path: str, names: tuple[str, ...],
         now = ast.literal_eval(span[2].decode())
         renamed = _made_id([*values[:position], ast.Constant(now), *values[position + 1:]],
                            argnames, n)
-        if renamed is not None and f"{stem}[{renamed}]" not in taken:
+        if renamed == made:  # (a list's id is its argument's name and its index: the same)
+            usable.append((test_id, None, span))
+        elif renamed is not None and f"{stem}[{renamed}]" not in taken:
             usable.append((test_id, f"{stem}[{renamed}]", span))
     if not usable:
         return None
@@ -405,17 +422,41 @@ def _plain(text: object) -> bool:
 
 def _changed_span(source: bytes, starts: list[int], node: ast.expr,
                   rng: random.Random) -> _Span | None:
-    """The edit that gives the constant `node` another value of its type, spelled as it is
-    (its quotes and prefix kept: a literal in other quotes than its file's is a tell); None
-    where it is not a constant or has none (`_changed`)."""
-    if not isinstance(node, ast.Constant) or node.end_lineno is None \
-            or node.end_col_offset is None:
+    """The edit that gives the literal `node` another value of its type, spelled as it is
+    (its quotes and prefix kept: a literal in other quotes than its file's is a tell): a
+    constant changed (`_changed`), or in a list, tuple, dict or set (`_literal`) one of
+    its str, bytes, int or float constants, where that changes the whole value (a set's
+    `{1, 1, 2}` may not); the span is the whole literal's. None where it has none."""
+    span = _bytes_of(starts, node)
+    if span is None or not _literal(node):
         return None
-    # ast's columns are UTF-8 bytes of their line
-    start = starts[node.lineno - 1] + node.col_offset
-    end = starts[node.end_lineno - 1] + node.end_col_offset
-    changed = _changed(source[start:end].decode("utf-8"), node.value, rng)
-    return (start, end, changed.encode()) if changed is not None else None
+    start, end = span
+    if isinstance(node, ast.Constant):
+        changed = _changed(source[start:end].decode("utf-8"), node.value, rng)
+        return (start, end, changed.encode()) if changed is not None else None
+    leaves = [leaf for leaf in ast.walk(node) if isinstance(leaf, ast.Constant)
+              and type(leaf.value) in (str, bytes, int, float)]  # (not a bool: `_changed`)
+    was = ast.literal_eval(node)
+    for leaf in rng.sample(leaves, len(leaves)):
+        inner = _changed_span(source, starts, leaf, rng)
+        if inner is None:
+            continue
+        text = source[start:inner[0]] + inner[2] + source[inner[1]:end]
+        try:
+            now = ast.literal_eval(text.decode("utf-8"))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if type(now) is type(was) and now != was:
+            return start, end, text
+    return None
+
+
+def _bytes_of(starts: list[int], node: ast.expr) -> tuple[int, int] | None:
+    """The byte span of `node` in its file (ast's columns are UTF-8 bytes of their line)."""
+    if node.end_lineno is None or node.end_col_offset is None:
+        return None
+    return (starts[node.lineno - 1] + node.col_offset,
+            starts[node.end_lineno - 1] + node.end_col_offset)
 
 
 def _line_starts(source: bytes) -> list[int]:
@@ -500,11 +541,25 @@ def _expected(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | No
             and isinstance(last.value.func, ast.Attribute) \
             and last.value.func.attr in ASSERT_EQUAL and len(last.value.args) == 2:
         sides = list(last.value.args)
-    constants = [s for s in sides if isinstance(s, ast.Constant)]
+    constants = [s for s in sides if _literal(s)]
     if len(constants) == 1:
         return constants[0]
     names = [s for s in sides if isinstance(s, ast.Name)]
     return names[0] if len(names) == 1 and not constants else None
+
+
+def _literal(node: ast.expr) -> bool:
+    """A constant, or a literal `ast.literal_eval` reads (a list, tuple, dict or set of
+    them, a negative number); not a name, a call, `set()`."""
+    if isinstance(node, ast.Constant):
+        return True
+    if not isinstance(node, ast.List | ast.Tuple | ast.Dict | ast.Set | ast.UnaryOp):
+        return False
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 _STRING = re.compile(r"""([rRbBuU]{0,2})('\'\'|\"\"\"|'|")(.*)\2""", re.DOTALL)

@@ -110,14 +110,18 @@ _LONGEST_SEEN = 100_000
 
 
 def _sides(left, right):
-    """Both sides `_seen`, where one is a plain str, bytes, int or float (an expectation copy's
-    literal always is); None otherwise, and no repr made of what a test compared."""
-    if not _plain_type(left) and not _plain_type(right):
+    """Both sides `_seen`, where one is a plain str, bytes, int or float, or a plain list,
+    tuple, dict or set (an expectation copy's literal always is); None otherwise, and no
+    repr made of what a test compared."""
+    if not _plain(left) and not _plain(right):
         return None
     return [_seen(left), _seen(right)]
 
 
 _PLAIN = (str, bytes, int, float, bool)
+_CONTAINERS = (list, tuple, dict, set)
+# The items `_plain_container` looks at, at most: a bigger value is no plain one.
+_MOST_ITEMS = 10_000
 
 
 def _plain_type(value):
@@ -126,13 +130,39 @@ def _plain_type(value):
     return any(kind is plain for plain in _PLAIN)
 
 
+def _plain_container(value):
+    """Exactly a list, tuple, dict or set whose items (a dict's keys and values) are of
+    _PLAIN, None or such containers, all through: what `repr` writes as a literal and no
+    code of the solution's runs in (types by identity, as in `_plain_type`)."""
+    if not any(type(value) is kind for kind in _CONTAINERS):
+        return False
+    pending, seen = [value], 0
+    while pending:
+        current = pending.pop()
+        items = list(dict.items(current)) if type(current) is dict else list(current)
+        for item in items:
+            for part in item if type(current) is dict else (item,):
+                seen += 1
+                if seen > _MOST_ITEMS:
+                    return False  # (a list holding itself ends here too)
+                if any(type(part) is kind for kind in _CONTAINERS):
+                    pending.append(part)
+                elif part is not None and not _plain_type(part):
+                    return False
+    return True
+
+
+def _plain(value):
+    return _plain_type(value) or _plain_container(value)
+
+
 def _seen(value):
     """A compared value as the grader reads it: [the repr of its plain value where it is a
     str, bytes, int or float (of a subclass too: the text of a str enum), its own repr];
     None for a part it cannot give (no plain value, too long, a repr that raises)."""
     plain = _MISSING
     try:
-        if _plain_type(value):
+        if _plain(value):
             plain = value
         elif isinstance(value, str):
             plain = str.__getitem__(value, slice(None))  # a plain str, whatever the subclass

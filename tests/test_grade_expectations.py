@@ -303,7 +303,8 @@ def test_of_several_failing_tests_one_is_left_as_it_is(tmp_path: Path) -> None:
 # The oracle as a stub body: the literal the test's last assertion compares with, read from
 # its source (the unittest form: the call's second argument); where it compares with a
 # `parametrize` argument, that argument's value in the running case, read from the marks.
-ORACLE_BODY = """\
+# The running test's last statement, as a stub reads it (a stub body's first lines).
+LAST_STATEMENT = """\
     import ast, inspect, os, sys, textwrap
     test = os.environ["PYTEST_CURRENT_TEST"].rsplit(" ", 1)[0]
     path, *names = test.split("::")
@@ -311,6 +312,8 @@ ORACLE_BODY = """\
     for name in names:
         owner = getattr(owner, name.split("[")[0])
     last = ast.parse(textwrap.dedent(inspect.getsource(owner))).body[0].body[-1]
+"""
+ORACLE_BODY = LAST_STATEMENT + """\
     sides = [last.test.left, *last.test.comparators] if isinstance(last, ast.Assert) \\
         else last.value.args
     for side in sides:
@@ -370,14 +373,16 @@ def test_an_answer_read_from_the_test_passes_the_changed_tests(tmp_path: Path) -
     "def test_a():\n    assert f() is 'x'\n",
 ])
 def test_no_change_where_honest_code_might_pass_it(source: str, tmp_path: Path) -> None:
-    """A bool (its one other value is what a result may well be), a file in another encoding
-    or with a byte order mark (the edits are on UTF-8 bytes), and the shapes that may not
-    reach or may pass the assertion."""
+    """A bool (its one other value is what a result may well be: only the assertion turned
+    into its opposite, a two-valued copy), a file in another encoding or with a byte order
+    mark (the edits are on UTF-8 bytes), and the shapes that may not reach or may pass the
+    assertion."""
     (tmp_path / "tests").mkdir()
     encoding = "latin-1" if "latin-1" in source else "utf-8"
     (tmp_path / "tests" / "test_a.py").write_bytes(source.encode(encoding))
-    assert plant_expectation_copies(tmp_path, ["tests/test_a.py::test_a"],
-                                    random.Random(0)) == []
+    planted = plant_expectation_copies(tmp_path, ["tests/test_a.py::test_a"], random.Random(0))
+    assert all(c.two_valued for c in planted), planted
+    assert bool(planted) == source.endswith(("== True\n", "is 'x'\n")), planted
 
 
 @pytest.mark.parametrize("source", [
@@ -1113,3 +1118,295 @@ def test_what_an_honest_failure_compares_in_a_list() -> None:
     sets = Copy("t.py::test_s", "{'x', 'y'}", "{'x', 'z'}")
     assert fails_as_honest_code_does(sets, [["{'y', 'x'}", "{'y', 'x'}"],
                                             ["{'z', 'x'}", "{'z', 'x'}"]])
+
+
+# ------------------------------------------------ an assertion turned into its opposite
+
+OPPOSITES = '''\
+import unittest
+
+
+def test_truthy():
+    assert is_p("abba")
+
+
+def test_not():
+    assert not is_p("abc")
+
+
+def test_not_called_so():
+    assert not(is_p("abc"))
+
+
+def test_is_true():
+    assert is_p("x") is True
+
+
+def test_equals_false():
+    assert is_p("xy") == False
+
+
+def test_in():
+    assert "e" in vowels("hello")
+
+
+def test_not_in():
+    assert "a" not in vowels(
+        "hello")
+
+
+def test_is_none():
+    assert (find("x") ) is   None
+
+
+def test_is_not_none():
+    assert find("x") is not None
+
+
+def test_and():
+    assert a and b
+
+
+def test_not_and():
+    assert not (a and b)
+
+
+def test_two_results():
+    assert f() == g()
+
+
+class TestCase(unittest.TestCase):
+    def test_true(self):
+        self.assertTrue(is_p("aba"), "msg")
+
+    def test_false(self):
+        self.assertFalse(
+            is_p("ab"))
+
+    def test_in(self):
+        self.assertIn("e", vowels("he"))
+
+    def test_is_none(self):
+        self.assertIsNone(find("q"))
+
+
+class TestOwnAssertion(unittest.TestCase):
+    def assertTrue(self, x):
+        pass
+
+    def test_true(self):
+        self.assertTrue(is_p("aba"))
+'''
+TURNED = {  # test -> (the form before, after, the line as it reads after)
+    "test_truthy": ("assert", "assert not", 'assert not is_p("abba")'),
+    "test_not": ("assert not", "assert", 'assert is_p("abc")'),
+    "test_not_called_so": ("assert not", "assert", 'assert (is_p("abc"))'),
+    "test_is_true": ("True", "False", 'assert is_p("x") is False'),
+    "test_equals_false": ("False", "True", 'assert is_p("xy") == True'),
+    "test_in": ("in", "not in", 'assert "e" not in vowels("hello")'),
+    "test_not_in": ("not in", "in", 'assert "a" in vowels('),
+    "test_is_none": ("is", "is not", 'assert (find("x") ) is not   None'),
+    "test_is_not_none": ("is not", "is", 'assert find("x") is None'),
+    "TestCase::test_true": ("assertTrue", "assertFalse", 'self.assertFalse(is_p("aba"), "msg")'),
+    "TestCase::test_false": ("assertFalse", "assertTrue", "self.assertTrue("),
+    "TestCase::test_in": ("assertIn", "assertNotIn", 'self.assertNotIn("e", vowels("he"))'),
+    "TestCase::test_is_none": ("assertIsNone", "assertIsNotNone",
+                               'self.assertIsNotNone(find("q"))'),
+}
+
+
+def test_which_assertions_turn_into_their_opposite(tmp_path: Path) -> None:
+    """Each form into its opposite, written as such assertions are (`not a and b` would not
+    read as `not (a and b)`; a class defining `assertTrue` keeps it), a two-valued copy
+    with the lines of the assertion; not `==` between two results (`!=` is rarely written
+    last: a tell)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text(OPPOSITES)
+    lines = OPPOSITES.splitlines()
+    for name in [*TURNED, "test_and", "test_not_and", "test_two_results",
+                 "TestOwnAssertion::test_true"]:
+        planted, changed = expectations_module.draw_expectation_copies(
+            tmp_path, [f"tests/test_a.py::{name}"], rng=random.Random(0))
+        if name not in TURNED:
+            assert planted == [], name
+            continue
+        (copy,) = planted
+        was, now, reads = TURNED[name]
+        assert (copy.was, copy.now, copy.two_valued) == (was, now, True), copy
+        after = changed["tests/test_a.py"].decode().splitlines()
+        assert [line.strip() for line in after if line not in lines] == [reads]
+        first, last = copy.lines  # type: ignore[misc]
+        assert reads.split("(")[0] in "\n".join(after[first - 1:last]), (name, copy.lines)
+
+
+def test_an_honest_failure_of_a_turned_assertion_is_raised_by_the_test_within_its_lines() -> None:
+    copy = Copy("tests/t.py::test_x", "assert", "assert not", two_valued=True, lines=(7, 8))
+    assert fails_as_honest_code_does(copy, ["raised at", "tests/t.py", 8])
+    for dishonest in (["raised at", "tests/t.py", 9], ["raised at", "gate/core.py", 7],
+                      None, [["True", "True"], ["False", "False"]], ["raised at", "tests/t.py"]):
+        assert not fails_as_honest_code_does(copy, dishonest), dishonest
+    assert agrees_with_the_original(["raised at", "tests/t.py", 8], ["raised at", "tests/t.py", 8])
+    assert not agrees_with_the_original(None, ["raised at", "tests/t.py", 8])
+    assert not agrees_with_the_original(["raised at", "tests/t.py", 8], [["1", "1"], ["2", "2"]])
+
+
+GATE_FILES = {
+    "pyproject.toml": pyproject("gate"),
+    "gate/__init__.py": "",
+    "gate/core.py": '''\
+        def is_palindrome(text):
+            """Whether `text` reads the same both ways, capitals and spaces aside."""
+            letters = [c for c in text.lower() if c.isalnum()]
+            backwards = letters[::-1]
+            return letters == backwards
+
+
+        def vowels(text):
+            """The vowels of `text`, in order, in small letters."""
+            found = [c for c in text.lower() if c in "aeiou"]
+            joined = "".join(found)
+            return joined
+
+
+        def is_loud(text):
+            """Whether `text` has letters, all capitals."""
+            letters = [c for c in text if c.isalpha()]
+            capitals = [c for c in letters if c.isupper()]
+            return bool(letters) and capitals == letters
+    ''',
+    "tests/__init__.py": "",
+    "tests/test_gate.py": '''\
+        import unittest
+
+        from gate.core import is_loud, is_palindrome, vowels
+
+
+        def test_palindrome():
+            assert is_palindrome("Abba")
+
+
+        def test_not_palindrome():
+            assert not is_palindrome("abc")
+
+
+        def test_palindrome_is_true():
+            assert is_palindrome("Never odd or even") is True
+
+
+        def test_vowel_found():
+            assert "e" in vowels("hello")
+
+
+        def test_vowel_missing():
+            assert "a" not in vowels("hello")
+
+
+        def test_loud():
+            assert is_loud("HEY YOU")
+
+
+        class TestPalindrome(unittest.TestCase):
+            def test_true(self):
+                self.assertTrue(is_palindrome("a b a"))
+
+            def test_false(self):
+                self.assertFalse(is_palindrome("ab"))
+    ''',
+}
+GATE_CORE = "gate/core.py"
+
+# The oracle of what the last assertion asserts: True where it says `assert X`, `is True`,
+# `assertTrue`; False where `assert not X`, `is False`, `assertFalse`; the left side of `in`,
+# nothing of `not in`.
+ASSERTED_ORACLE_BODY = LAST_STATEMENT + """\
+    if isinstance(last, ast.Expr):
+        return last.value.func.attr == "assertTrue"
+    asserted = last.test
+    if isinstance(asserted, ast.UnaryOp):
+        return False
+    if isinstance(asserted, ast.Compare):
+        if isinstance(asserted.ops[0], ast.In):
+            return asserted.left.value
+        if isinstance(asserted.ops[0], ast.NotIn):
+            return ""
+        return asserted.comparators[0].value
+    return True
+"""
+
+
+@pytest.fixture(scope="module")
+def gate_tasks(tmp_path_factory: pytest.TempPathFactory,
+               tf_cache: Path) -> dict[str, taskforge.Task]:
+    tasks = generate_tasks(tmp_path_factory, tf_cache, "gate", GATE_FILES)
+    assert len(tasks["gate.core.vowels"].record["FAIL_TO_PASS"]) == 2
+    assert tasks["gate.core.is_loud"].record["FAIL_TO_PASS"] == ["tests/test_gate.py::test_loud"]
+    return tasks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gate.core.is_palindrome", "gate.core.vowels"])
+def test_a_stub_that_reads_what_the_assertion_asserts_scores_zero(
+        gate_tasks: dict[str, taskforge.Task], name: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oracle answering what each assertion asserts (`assert not`, `is True`,
+    `assertFalse`, `in`): 1.0 under the naive grader and the grade without checks; with no
+    assertion turned into its opposite (the positive control: as before session 72) 1.0
+    under the grade with every check too; now 0, a copy named. The reference 1.0, its
+    failures raised by the turned assertions: no run on the original code."""
+    task = gate_tasks[name]
+    box = require("bwrap")
+    workspace = task.materialize(tmp_path / "ws")
+    stub_body(workspace, ASSERTED_ORACLE_BODY, GATE_CORE)
+    with monkeypatch.context() as patched:
+        patched.setattr(expectations_module, "_flipped", lambda *args: None)
+        before = task.grade(workspace, sandbox=box)
+        assert (before.reward, before.tampered) == (1.0, ()), before
+    wins_unchecked_and_loses(task, box, tmp_path / "graded",
+                             lambda ws: stub_body(ws, ASSERTED_ORACLE_BODY, GATE_CORE),
+                             ("its assertion turned from",))
+    runs = count_calls(monkeypatch, run_module, "run_on_the_original")
+    reference = graded_reference(task, box, tmp_path / "ref")
+    assert (reference.reward, reference.tampered) == (1.0, ()), reference
+    assert runs == []
+
+
+def _without_raised_at(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The channel as the observer wrote it before session 72: an assertion's own failure
+    that compared nothing not recorded."""
+    real = run_module.read_channel
+
+    def unrecorded(directory: Path, key: bytes):  # type: ignore[no-untyped-def]
+        channel = real(directory, key)
+        channel.compared = {t: c for t, c in channel.compared.items() if c[:1] != ["raised at"]}
+        return channel
+
+    monkeypatch.setattr(run_module, "read_channel", unrecorded)
+    monkeypatch.setattr(expectations_module, "read_channel", unrecorded)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("second", [
+    "raise NotImplementedError", "raise AssertionError",
+    # an AssertionError from code compiled under the test file's name, at its line
+    "exec(compile('\\n' * (LINE - 1) + 'raise AssertionError', __import__('os').path."
+    "abspath('tests/test_gate.py'), 'exec'))"], ids=["raises", "assertion-error", "forged-line"])
+def test_a_stub_that_reads_what_is_asserted_in_the_first_run_only_scores_zero(
+        gate_tasks: dict[str, taskforge.Task], second: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`is_loud`'s one FAIL_TO_PASS test, `assert is_loud(...)`, turned into `assert not` in
+    the copies' run: the stub reading the assertion in the grading run only fails it there
+    otherwise than by the assertion itself. With the observer's record of where the test
+    raised dropped (the positive control: neither failure then compared anything) it scores
+    1.0 with every other check; with it 0."""
+    task = gate_tasks["gate.core.is_loud"]
+    test_lines = (task.snapshot_root() / "tests/test_gate.py").read_text().splitlines()
+    line = 1 + next(n for n, text in enumerate(test_lines) if "assert is_loud(" in text)
+    second = second.replace("LINE", str(line))  # where the forged AssertionError claims to be
+    marker = tmp_path / "marker"
+    body = FIRST_RUN_ORACLE_BODY.replace(textwrap.indent(ORACLE_BODY, "    "),
+                                         textwrap.indent(ASSERTED_ORACLE_BODY, "    "))
+    assert body != FIRST_RUN_ORACLE_BODY
+    workspace = task.materialize(tmp_path / "ws")
+    stub_body(workspace, body.replace("MARKER", str(marker)).replace("SECOND", second),
+              GATE_CORE)
+    lucky_once_then_caught(task, workspace, marker, _without_raised_at, monkeypatch)

@@ -134,14 +134,17 @@ class Copy:
     """A FAIL_TO_PASS test (`test_id`) whose expected literal was changed in place from `was`
     to `now` (their source text); `runs_as`: its id in the copies' run, where the new value
     gives it another (pytest makes a case's id from its values); `two_valued`: its value has
-    one other (a boolean), which a wrong solution may well give: its pass in the copies' run
-    says something only after a pass in the grading run."""
+    one other (a boolean; an assertion turned into its opposite, `was` and `now` its two
+    forms), which a wrong solution may well give: its pass in the copies' run says something
+    only after a pass in the grading run; `lines`: the first and last line of the changed
+    assertion, where honest code's failure of it is raised (where a language reads that)."""
 
     test_id: str
     was: str
     now: str
     runs_as: str | None = None
     two_valued: bool = False
+    lines: tuple[int, int] | None = None
 
     @property
     def run_id(self) -> str:
@@ -161,11 +164,18 @@ def copy_findings(copies: Iterable[Copy], outcomes: Mapping[str, Outcome],
     """A changed test reported passed (`outcomes`), and not passing on the original code
     too (`forgiven`), disqualifies; a two-valued one only where it passed in the grading run
     (`first`) as well: a wrong solution fails the test there and may pass the other value."""
-    return [Finding(f"expectation copy {c.test_id} passed: its expected value changed from "
-                    f"{c.was} to {c.now}, which only a solution answering with what the test "
-                    f"expects passes", True)
+    return [Finding(f"expectation copy {c.test_id} passed: its "
+                    f"{'assertion turned' if c.two_valued else 'expected value changed'} from "
+                    f"{_short(c.was)} to {_short(c.now)}, which only a solution answering with "
+                    f"what the test expects passes", True)
             for c in copies if outcomes.get(c.test_id) == "passed" and c.test_id not in forgiven
             and (not c.two_valued or (first or {}).get(c.test_id) == "passed")]
+
+
+def _short(text: str, most: int = 80) -> str:
+    """A changed literal as a finding names it: one line, at most `most` characters."""
+    line = text if "\n" not in text else " ".join(text.split())
+    return line if len(line) <= most else line[:most - 3] + "..."
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,8 @@ A test qualifies where honest code is certain to fail it once changed:
   in decimal, changed to another value of its type that looks like one, spelled as it was:
   a letter or digit replaced by another of its kind (`_changed`); or a list, tuple, dict or
   set literal (`["a", None]`, `(-1, 7)`), one of whose str, bytes, int or float constants
-  changes so, where that changes the whole value (of the 2,767 undecorated test functions
-  of the nine real packages measured in session 72, 612 qualified with a constant, 887
-  with these). When the original passes, every statement before it ran without raising
-  and ACTUAL equals LITERAL; changed, the same test
+  changes so, where that changes the whole value. When the original passes, every
+  statement before it ran without raising and ACTUAL equals LITERAL; changed, the same test
   compares a value equal to LITERAL with another: false unless ACTUAL's `==` says yes to
   anything. Each id of the function the grading runs (its parameter cases) changes with it;
 - or the expected side is an argument of the function's one `parametrize` decorator (not
@@ -38,6 +36,18 @@ A test qualifies where honest code is certain to fail it once changed:
   the file, the marks and its id. Only a case whose id is foreseen so and in the selection
   (no other parametrization adds to it, pytest numbered no repeat of it), and whose new id
   no other case has;
+- or, where no value changes, its last assertion turns into its opposite (`_flipped`):
+  `assert X` / `assert not X` (X a call, a name, an attribute or a subscript: `not a and
+  b` would not read as meant), `in` / `not in`, `is` / `is not`, `is True` / `is False`
+  (`== True` too), `self.assertTrue` / `self.assertFalse`, and unittest's `assertIn`,
+  `assertIs`, `assertIsNone` and their `Not` forms (not where the test's class defines
+  either name). Honest code passed the assertion, so it fails the opposite. Not `==`
+  between two results turned into `!=`: that is rarely written last, so it would tell a
+  copy. Such a copy is two-valued (`Copy.two_valued`): a wrong solution may well pass the
+  opposite, so its pass is a finding only where the test passed in the grading run too;
+  (of the 2,564 undecorated test functions of the eight real packages in the bench's cache,
+  session 72: 550 qualified with a constant, 800 with a list, tuple, dict or set too, 1,312
+  with the opposites too)
 - the file is UTF-8 without a byte order mark (the edits are made on its bytes);
 - nothing can leave the function earlier (`return`, `yield`), and no mark expects it to fail
   (`xfail`, under which its failure is reported as skipped).
@@ -62,12 +72,23 @@ scalar). Without it a stub that reads the answer in one run of two at random won
 in four where the task has one FAIL_TO_PASS test (it fails the changed test, by chance, in
 the copies' run); now it must answer the first run's value without reading it.
 
+An assertion turned into its opposite compares nothing that tells honest code (`assert
+not f(x)`): its honest failure is the assertion's own, raised by the test function's code
+(by identity: not code compiled under the test file's name) within the assertion's lines,
+where the observer records `["raised at", file, line]` (`_raised_in`; the original code's
+failure must be the same where the copy's is not). A stub that reads the assertion can
+fail it there too, answering its opposite: so a stub that reads in one run of two at
+random still wins one grading in four where the task has one FAIL_TO_PASS test, and one
+that answers by the assertion's polarity (passing `assertTrue`, failing `assertFalse`)
+wins where every FAIL_TO_PASS test asserts one way, as a constant `return True` does there.
+
 What stays unseen: a stub that knows the answers (a table of the visible tests' calls and
 values: hidden tests are the answer to that, `task.tests_visible: false`); tests the copies
 cannot reach (the expected value computed, an assertion not last, a helper asserting); a
-suite whose assertions pytest does not rewrite (`--assert=plain`), where no comparison is
-recorded on either side and a stub that cheats in one run of two at random wins one grading
-in four where the task has one FAIL_TO_PASS test.
+suite whose assertions pytest does not rewrite (`--assert=plain`), where a failure's sides
+are not recorded, only where it was raised: a stub that reads the answer in one run of two
+at random and gives another value in the other wins one grading in four where the task has
+one FAIL_TO_PASS test (one that raises there no longer does).
 """
 
 from __future__ import annotations
@@ -202,6 +223,8 @@ def fails_as_honest_code_does(copy: Copy, compared: list | None) -> bool:
     passed the test, so what it computes equals the value before (`Copy.was`). False where
     that cannot be told from the plain values (no comparison, a value without one): the
     original code decides (`agrees_with_the_original`)."""
+    if copy.two_valued:
+        return _raised_in(copy, compared)
     values = [_plain_value(side) for side in compared or ()]
     try:
         was, now = ast.literal_eval(copy.was), ast.literal_eval(copy.now)
@@ -221,6 +244,8 @@ def agrees_with_the_original(solution: list | None, original: list | None) -> bo
     apart by, agreed."""
     if solution is None or original is None:
         return solution is None and original is None
+    if RAISED_AT in (solution[:1], original[:1]):
+        return solution == original
     if len(solution) != 2 or len(original) != 2:
         return False
     for mine, theirs in zip(solution, original, strict=True):
@@ -234,6 +259,19 @@ def agrees_with_the_original(solution: list | None, original: list | None) -> bo
 
 
 _MISSING = object()
+RAISED_AT = ["raised at"]  # the observer's record of an assertion's own failure
+
+
+def _raised_in(copy: Copy, compared: list | None) -> bool:
+    """Whether the observer recorded the copy's failure as raised by the test function's
+    own code within the changed assertion's lines: honest code that passed an assertion
+    fails its opposite right there. (A stub that read the assertion can fail it there too;
+    a two-valued copy's limit, the module's docstring.)"""
+    if copy.lines is None or not isinstance(compared, list) or len(compared) != 3 \
+            or compared[:1] != RAISED_AT or not isinstance(compared[2], int):
+        return False
+    return compared[1] == copy.test_id.split("::", 1)[0] \
+        and copy.lines[0] <= compared[2] <= copy.lines[1]
 
 
 def _plain_value(side: object) -> object:
@@ -291,6 +329,26 @@ def _changes(source: bytes, tree: ast.Module, path: str, names: tuple[str, ...],
     if _leaves_early(function) or any("xfail" in ast.unparse(d) for d in function.decorator_list):
         return None
     starts = _line_starts(source)
+    made = _value_changes(source, starts, function, path, names, ids, failing, rng,
+                          fixture_arguments)
+    if made is not None:
+        return made
+    flip = _flipped(source, starts, function.body[-1], _owners_define(tree, names))
+    if flip is None:
+        return None
+    span, was, now = flip
+    last = function.body[-1]
+    lines = (last.lineno, last.end_lineno or last.lineno)
+    return [Copy(test_id, was, now, two_valued=True, lines=lines) for test_id in ids], [span]
+
+
+def _value_changes(source: bytes, starts: list[int],
+                   function: ast.FunctionDef | ast.AsyncFunctionDef, path: str,
+                   names: tuple[str, ...], ids: list[str], failing: set[str],
+                   rng: random.Random, fixture_arguments: frozenset[str]
+                   ) -> tuple[list[Copy], list[_Span]] | None:
+    """`_changes` where the last assertion's expected value changes: a literal, or a
+    `parametrize` argument's cases."""
     expected = _expected(function)
     if expected is not None and _literal(expected):
         span = _changed_span(source, starts, expected, rng)
@@ -606,3 +664,83 @@ def _leaves_early(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A `return` or `yield` before the end: the changed assertion might not run."""
     return any(isinstance(node, ast.Return | ast.Yield | ast.YieldFrom)
                for node in _own_nodes(function))
+
+
+# The assertions a copy turns into their opposite (`_flipped`): unittest's methods, and the
+# operators of a comparison, each way.
+_OPPOSITE_METHODS = {"assertTrue": "assertFalse", "assertIn": "assertNotIn",
+                     "assertIs": "assertIsNot", "assertIsNone": "assertIsNotNone"}
+_OPPOSITE_METHODS |= {b: a for a, b in _OPPOSITE_METHODS.items()}
+_OPPOSITE_OPERATORS = {ast.In: b"not in", ast.NotIn: b"in", ast.Is: b"is not", ast.IsNot: b"is"}
+# What `assert X` may assert for `assert not X` to read as written (`not a and b` would not)
+_NEGATABLE = (ast.Call, ast.Name, ast.Attribute, ast.Subscript)
+_OPERATOR = re.compile(rb"([\s)]*)(not\s+in|in|is\s+not|is)([\s(]*)")
+_NOT = re.compile(rb"not(?:\s+|(?=\())")
+
+
+def _flipped(source: bytes, starts: list[int], last: ast.stmt,
+             defined: frozenset[str]) -> tuple[_Span, str, str] | None:
+    """The edit that turns the test's last assertion into its opposite, written as such
+    assertions are (`assert X` / `assert not X`, `in` / `not in`, `is` / `is not`, `is True`
+    / `is False`, `== True` / `== False`, `self.assertTrue` / `self.assertFalse`, and unittest's
+    `assertIn`, `assertIs`, `assertIsNone` and their `Not` forms), and the two forms' texts;
+    None for any other statement, or a method the test's classes in the file define.
+    Honest code passed the assertion, so it fails the opposite: a two-valued copy (`Copy`)."""
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+        function = last.value.func
+        if not (isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name)
+                and function.value.id == "self" and function.attr in _OPPOSITE_METHODS):
+            return None
+        other = _OPPOSITE_METHODS[function.attr]
+        span = _bytes_of(starts, function)
+        if span is None or {function.attr, other} & defined \
+                or source[span[1] - len(function.attr):span[1]] != function.attr.encode():
+            return None
+        return (span[1] - len(function.attr), span[1], other.encode()), function.attr, other
+    if not isinstance(last, ast.Assert):
+        return None
+    test = last.test
+    span = _bytes_of(starts, test)
+    if span is None:
+        return None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
+            and isinstance(test.operand, _NEGATABLE):
+        written = _NOT.match(source, span[0])
+        return ((span[0], written.end(), b""), "assert not", "assert") if written else None
+    if isinstance(test, _NEGATABLE):
+        return (span[0], span[0], b"not "), "assert", "assert not"
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    sides = [test.left, test.comparators[0]]
+    booleans = [s for s in sides if isinstance(s, ast.Constant) and isinstance(s.value, bool)]
+    if len(booleans) == 1 and isinstance(test.ops[0], ast.Is | ast.Eq):  # `is False`, not `is not True`
+        where = _bytes_of(starts, booleans[0])
+        was = str(booleans[0].value)
+        if where is None or source[where[0]:where[1]] != was.encode():
+            return None
+        now = str(not booleans[0].value)
+        return (*where, now.encode()), was, now
+    opposite = _OPPOSITE_OPERATORS.get(type(test.ops[0]))
+    left, right = _bytes_of(starts, test.left), _bytes_of(starts, test.comparators[0])
+    if opposite is None or left is None or right is None:
+        return None
+    written = _OPERATOR.fullmatch(source, left[1], right[0])
+    if written is None:
+        return None
+    start, end = written.span(2)
+    return (start, end, opposite), source[start:end].decode(), opposite.decode()
+
+
+def _owners_define(tree: ast.Module, names: tuple[str, ...]) -> frozenset[str]:
+    """The names the classes down to the test function (`names` but the last) define."""
+    defined: set[str] = set()
+    body: list[ast.stmt] = tree.body
+    for owner in names[:-1]:
+        classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == owner]
+        if len(classes) != 1:
+            break
+        body = classes[0].body
+        defined |= {n.name for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+        defined |= {t.id for n in body if isinstance(n, ast.Assign)
+                    for t in n.targets if isinstance(t, ast.Name)}
+    return frozenset(defined)

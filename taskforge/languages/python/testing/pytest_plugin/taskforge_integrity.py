@@ -832,12 +832,41 @@ class _Observer:
                        "__code__", None)
         sides = None
         tb = excinfo.tb
+        trail = []
         while tb is not None:
             if code is not None and tb.tb_frame.f_code is code:
                 where = tb.tb_frame.f_locals
                 sides = _sides(where.get("first"), where.get("second"))
+            trail.append(tb)
             tb = tb.tb_next
-        return sides if sides is not None else self._last_compared
+        if sides is None:
+            sides = self._last_compared
+        return sides if sides is not None else self._raised_at(item, trail, case)
+
+    def _raised_at(self, item, trail, case):
+        """Where the test's own code raised the AssertionError that failed it, where nothing
+        was compared (`assert not f(x)`, `self.assertTrue(x)`): ["raised at", its file, the
+        line], the line of the test function's frame that raised it or that called the
+        unittest assertion raising it (the frames of unittest's case.py innermost are left
+        out). None where the frame is not the test function's own code (by identity: a
+        stub's `raise AssertionError`, code compiled under the test file's name)."""
+        unittest_file = getattr(case, "__file__", None)
+        while trail and unittest_file is not None \
+                and trail[-1].tb_frame.f_code.co_filename == unittest_file:
+            trail.pop()
+        if not trail:
+            return None
+        raised = trail[-1]
+        function = getattr(item, "obj", None)
+        for _ in range(8):  # down through decorators that keep `__wrapped__`
+            function = getattr(function, "__func__", function)
+            if getattr(function, "__code__", None) is raised.tb_frame.f_code:
+                return ["raised at", self._relative(raised.tb_frame.f_code.co_filename),
+                        raised.tb_lineno]
+            function = getattr(function, "__wrapped__", None)
+            if function is None:
+                break
+        return None
 
     def _check_call_path(self, item, when):
         """The frames between the runner's `call_and_report` and this hook: pluggy's and

@@ -158,7 +158,8 @@ def _plain(value):
 
 def _seen(value):
     """A compared value as the grader reads it: [the repr of its plain value where it is a
-    str, bytes, int or float (of a subclass too: the text of a str enum), its own repr];
+    str, bytes, int or float (of a subclass too: the text of a str enum) or a plain list,
+    tuple, dict or set (`_plain_container`), its own repr];
     None for a part it cannot give (no plain value, too long, a repr that raises)."""
     plain = _MISSING
     try:

@@ -44,10 +44,10 @@ A test qualifies where honest code is certain to fail it once changed:
   either name). Honest code passed the assertion, so it fails the opposite. Not `==`
   between two results turned into `!=`: that is rarely written last, so it would tell a
   copy. Such a copy is two-valued (`Copy.two_valued`): a wrong solution may well pass the
-  opposite, so its pass is a finding only where the test passed in the grading run too;
-  (of the 2,564 undecorated test functions of the eight real packages in the bench's cache,
-  session 72: 550 qualified with a constant, 800 with a list, tuple, dict or set too, 1,312
-  with the opposites too)
+  opposite, so its pass is a finding only where the test passed in the grading run too.
+  Of the 2,564 undecorated test functions of the eight real packages in the bench's cache
+  (session 72), 550 qualified with a constant, 800 with a list, tuple, dict or set too,
+  1,312 with the opposites too;
 - the file is UTF-8 without a byte order mark (the edits are made on its bytes);
 - nothing can leave the function earlier (`return`, `yield`), and no mark expects it to fail
   (`xfail`, under which its failure is reported as skipped).
@@ -325,7 +325,7 @@ def _changes(source: bytes, tree: ast.Module, path: str, names: tuple[str, ...],
     found = _function(tree, names)
     if found is None:
         return None
-    function = found[0]
+    function, owners = found
     if _leaves_early(function) or any("xfail" in ast.unparse(d) for d in function.decorator_list):
         return None
     starts = _line_starts(source)
@@ -333,7 +333,7 @@ def _changes(source: bytes, tree: ast.Module, path: str, names: tuple[str, ...],
                           fixture_arguments)
     if made is not None:
         return made
-    flip = _flipped(source, starts, function.body[-1], _owners_define(tree, names))
+    flip = _flipped(source, starts, function.body[-1], _defined_in(owners))
     if flip is None:
         return None
     span, was, now = flip
@@ -572,18 +572,21 @@ def _parsed(copy: Path, rel: str) -> tuple[bytes, ast.Module] | None:
 
 
 def _function(tree: ast.Module, names: tuple[str, ...]) \
-        -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool] | None:
+        -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[ast.ClassDef]] | None:
     """The test function `names` defined in the module's body (through its classes' bodies),
-    and whether it is a method; None where it is defined otherwise (inherited, made)."""
+    and those classes, outermost first; None where it is defined otherwise (inherited,
+    made)."""
     body: list[ast.stmt] = tree.body
+    owners: list[ast.ClassDef] = []
     for owner in names[:-1]:
         classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == owner]
         if len(classes) != 1:
             return None
+        owners.append(classes[0])
         body = classes[0].body
     functions = [n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
                  and n.name == names[-1]]
-    return (functions[0], len(names) > 1) if len(functions) == 1 else None
+    return (functions[0], owners) if len(functions) == 1 else None
 
 
 def _expected(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
@@ -731,16 +734,12 @@ def _flipped(source: bytes, starts: list[int], last: ast.stmt,
     return (start, end, opposite), source[start:end].decode(), opposite.decode()
 
 
-def _owners_define(tree: ast.Module, names: tuple[str, ...]) -> frozenset[str]:
-    """The names the classes down to the test function (`names` but the last) define."""
+def _defined_in(classes: list[ast.ClassDef]) -> frozenset[str]:
+    """The names `classes` define in their bodies (functions, plain assignments)."""
     defined: set[str] = set()
-    body: list[ast.stmt] = tree.body
-    for owner in names[:-1]:
-        classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == owner]
-        if len(classes) != 1:
-            break
-        body = classes[0].body
-        defined |= {n.name for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-        defined |= {t.id for n in body if isinstance(n, ast.Assign)
-                    for t in n.targets if isinstance(t, ast.Name)}
+    for node in (n for cls in classes for n in cls.body):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign):
+            defined |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return frozenset(defined)

@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, prepared_js_project, write_recipe
+from conftest import apply_patch, count_calls, prepared_js_project, write_recipe
 from naive_grader import (
     naive_jest_reward,
     naive_mocha_reward,
@@ -23,6 +23,7 @@ from naive_grader import (
     naive_vitest_reward,
 )
 from test_grade_tamper import copied_and_caught, grade_without_checks
+from test_javascript_copies_shapes import CJS_ASSERTION_READER, old_shapes_only
 from test_javascript_expectations import (
     CJS_STACK_READER,
     first_run_only_loses,
@@ -57,7 +58,17 @@ SOURCE = r"""
       return text.match(/'([^']*)'\);/)[1];
     }
 
-    module.exports = { slugify, initials, literalAtCall };
+    function words(text) {
+      const found = String(text).toLowerCase().match(/[a-z]+/g);
+      return found || [];
+    }
+
+    function isShouted(text) {
+      const letters = String(text).replace(/[^a-z]/gi, '');
+      return letters.length > 0 && letters === letters.toUpperCase();
+    }
+
+    module.exports = { slugify, initials, literalAtCall, words, isShouted };
     """
 # The tests of the jest and vitest projects (`expect`), after each one's imports.
 EXPECT_TESTS = textwrap.dedent("""\
@@ -72,6 +83,8 @@ EXPECT_TESTS = textwrap.dedent("""\
               test('initials', () => { expect(text.initials('ada lovelace')).toBe('AL'); });
             });
             test('reads its call site', () => { expect(text.literalAtCall()).toBe('here'); });
+            test('words', () => { expect(text.words('Hi, you!')).toEqual(['hi', 'you']); });
+            test('isShouted', () => { expect(text.isShouted('LOUD')).toBe(true); });
     """)
 PROJECTS = {
     "tape": {
@@ -99,6 +112,14 @@ PROJECTS = {
               t.equal(text.literalAtCall(), 'here');
               t.end();
             });
+            test('words', function (t) {
+              t.deepEqual(text.words('Hi, you!'), ['hi', 'you']);
+              t.end();
+            });
+            test('isShouted', function (t) {
+              t.ok(text.isShouted('LOUD'), 'upper case');
+              t.end();
+            });
             """,
     },
     "mocha": {
@@ -121,6 +142,8 @@ PROJECTS = {
               it('initials', function () { assert.equal(text.initials('ada lovelace'), 'AL'); });
             });
             it('reads its call site', () => { assert.equal(text.literalAtCall(), 'here'); });
+            it('words', () => { assert.deepStrictEqual(text.words('Hi, you!'), ['hi', 'you']); });
+            it('isShouted', () => { assert.ok(text.isShouted('LOUD')); });
             """,
     },
     "jest": {
@@ -179,6 +202,40 @@ def test_the_stack_reader_is_caught(tasks, tmp_path: Path) -> None:
         workspace = task.materialize(tmp_path / name)
         stack_reading(workspace, task, CJS_STACK_READER)
         copied_and_caught(task, workspace, box, NAIVE[runner], tmp_path / f"naive-{name}")
+
+
+def test_the_assertion_reader_is_caught_on_arrays_and_booleans(
+        tasks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stub that answers with what the assertion asserts (`['hi', 'you']`, `true`, `false`
+    after a `!`): 1.0 under the naive grader, the grade without checks and the grade with the
+    copies of strings and numbers only (the controls), 0 with the array's or the boolean's."""
+    runner, by_name = tasks
+    for name in ("words", "isShouted"):
+        task = by_name[name]
+        workspace = task.materialize(tmp_path / name)
+        stack_reading(workspace, task, CJS_ASSERTION_READER)
+        with monkeypatch.context() as patched:
+            old_shapes_only(patched)
+            before = task.grade(workspace, sandbox="bwrap")
+            assert (before.reward, before.tampered) == (1.0, ()), (name, before)
+        copied_and_caught(task, workspace, require("bwrap"), NAIVE[runner],
+                          tmp_path / f"naive-{name}")
+
+
+def test_honest_code_fails_a_changed_array_or_boolean_as_honest_code_does(
+        tasks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every copy made: the references score 1.0, their failures told honest from what the
+    runner's report says they compared (jest's `matcherResult`, tape's rows, chai's and node's
+    errors, vitest's through chai), with no run on the original code."""
+    _runner, by_name = tasks
+    monkeypatch.setattr(grading_run, "draw_expectation_copies", functools.partial(
+        expectations.draw_expectation_copies, limit=100))
+    runs = count_calls(monkeypatch, grading_run, "run_on_the_original")
+    for name in ("words", "isShouted"):
+        workspace = by_name[name].materialize(tmp_path / name)
+        apply_patch(workspace, by_name[name].record["patch"])
+        result = by_name[name].grade(workspace, sandbox="bwrap")
+        assert (result.reward, result.tampered, runs) == (1.0, (), []), (name, result)
 
 
 def test_every_reference_passes_with_every_copy(tasks, tmp_path: Path,

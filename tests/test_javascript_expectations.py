@@ -133,6 +133,28 @@ describe('plain', () => {
   test('accents', () => { assert.equal(f('éclair'), 'ÉCLAIR!'); });
 });
 
+describe('two-valued', () => {
+  test('ok', () => { assert.ok(f('a')); });
+  test('ok not', () => { assert.ok(!f.g('a'), 'a message'); });
+  test('bare assert', () => { assert(g[1]); });
+  test('toBe true', () => { expect(g(1)).toBe(true); });
+  test('not not', () => { assert.ok(!!f('a')); });
+  test('a comparison', () => { assert.ok(g(1) > 0); });
+  test('ok of a literal', () => { assert.ok(1); });
+});
+
+describe('arrays and objects', () => {
+  test('an array', () => { assert.deepEqual(f('a'), ['A', 1, [2, { k: 'v' }]]); });
+  test('an object', () => { expect(f('a')).toEqual({ a: -1, 'b': 'x', c: null, }); });
+  test('a hole', () => { assert.deepEqual(f('a'), [1, , 2]); });
+  test('a spread', () => { assert.deepEqual(f('a'), [...calls, 1]); });
+  test('a key twice', () => { assert.deepEqual(f('a'), { a: 1, a: 2 }); });
+  test('nothing to change', () => { assert.deepEqual(f('a'), [true, null, []]); });
+  test('a shorthand', () => { assert.deepEqual(f('a'), { server, n: 1 }); });
+  test('a computed key', () => { assert.deepEqual(f('a'), { [server]: 1 }); });
+  test('a name inside', () => { assert.deepEqual(f('a'), [server, 1]); });
+});
+
 describe('with a hook', () => {
   beforeEach(() => {});
   test('hooked', () => { assert.equal(f('h'), 'H!'); });
@@ -155,7 +177,13 @@ QUALIFY = {"plain > string on the right", "plain > number on the left", "plain >
            "plain > nested return is fine", "plain > commented", "plain > declares its own",
            "top level", "strict > in strict mode", "plain > assigns outside",
            "plain > counts outside", "with a hook > hooked", "with a variable > scoped",
-           "plain > accents"}
+           "plain > accents", "plain > a boolean", "two-valued > ok", "two-valued > ok not",
+           "two-valued > bare assert", "two-valued > toBe true", "arrays and objects > an array",
+           "arrays and objects > an object"}
+TWO_VALUED = {"plain > a boolean": ("true", "false"), "two-valued > ok": ("f('a')", "!f('a')"),
+              "two-valued > ok not": ("!f.g('a')", "f.g('a')"),
+              "two-valued > bare assert": ("g[1]", "!g[1]"),
+              "two-valued > toBe true": ("true", "false")}
 
 
 def _ids(source: str) -> list[str]:
@@ -193,7 +221,7 @@ def test_which_tests_get_a_copy(tmp_path: Path) -> None:
     (tmp_path / "test").mkdir()
     (tmp_path / "test" / "shapes.test.js").write_text(SHAPES, encoding="utf-8")
     ids = _ids(SHAPES)
-    assert len(ids) == 32
+    assert len(ids) == 48
     copies = plant_expectation_copies(tmp_path, ids, "node-test", random.Random(0), limit=EVERY)
     assert {c.test_id.split("::")[1] for c in copies} == QUALIFY
     planted = (tmp_path / "test" / "shapes.test.js").read_text(encoding="utf-8")
@@ -214,9 +242,18 @@ def test_which_tests_get_a_copy(tmp_path: Path) -> None:
     assert re.search(r"expect\(g\(2\)\)\.to\.deep\.equal\(-(\d\.\d)\)", planted)
     assert "-3.5)" not in planted
     assert re.search(r"assert\.equal\(f\('c'\), `(?!C!`)[A-Z]!`\)", planted)
-    # another value that looks like one: a character replaced by another of its kind
+    # another value that looks like one: a character replaced by another of its kind; a
+    # boolean's other value, a truthiness assertion's operand with `!` added or taken away
     for copy in copies:
-        assert one_character_apart(copy.was, copy.now), copy
+        name = copy.test_id.split("::")[1]
+        assert copy.two_valued == (name in TWO_VALUED), copy
+        if copy.two_valued:
+            assert (copy.was, copy.now) == TWO_VALUED[name], copy
+        elif copy.was.startswith(("[", "{")):  # one string or number inside changed
+            assert one_character_apart(copy.was, copy.now), copy
+            assert expectations._copied_value(copy.was) != expectations._copied_value(copy.now)
+        else:
+            assert one_character_apart(copy.was, copy.now), copy
 
 
 def test_which_runners_get_copies(tmp_path: Path) -> None:
@@ -559,6 +596,45 @@ def test_what_an_honest_failure_compares() -> None:
     assert not expectations.agrees_with_the_original(word, honest)
     assert not expectations.agrees_with_the_original(word, None)
     assert expectations.agrees_with_the_original(None, None)
+
+
+def test_what_an_honest_failure_of_a_boolean_array_or_turned_assertion_compares() -> None:
+    """A boolean's two values; a turned `assert.ok`'s falsy value against `true`; an array's
+    or object's values item by item and key by key, each of its kind (1 is no `true`, "1"
+    no 1). vitest lays an array's text out over lines: the original code decides there."""
+    honest = expectations.fails_as_honest_code_does
+    boolean = Copy("t.test.js::b", "true", "false", two_valued=True)
+    assert honest(boolean, [["boolean", "true"], ["boolean", "false"]])
+    assert honest(boolean, [["shown", '"true"'], ["shown", '"false"']])
+    for dishonest in ([["number", "1"], ["boolean", "false"]], [["undefined", None],
+                      ["boolean", "false"]], [["boolean", "false"], ["boolean", "false"]]):
+        assert not honest(boolean, dishonest), dishonest
+    turned = Copy("t.test.js::t", "isLoud('HI')", "!isLoud('HI')", two_valued=True)
+    for falsy in (["boolean", "false"], ["number", "0"], ["number", "null"], ["string", '""'],
+                  ["object", "null"], ["undefined", None], ["shown", '"0"']):
+        expected = ["shown", '"true"'] if falsy[0] == "shown" else ["boolean", "true"]
+        assert honest(turned, [falsy, expected]), falsy
+    for dishonest in ([["boolean", "true"], ["boolean", "true"]], [["boolean", "false"],
+                      ["boolean", "false"]], [["string", '"0"'], ["boolean", "true"]],
+                      [["object", "[]"], ["boolean", "true"]], [["boolean", "false"]], None):
+        assert not honest(turned, dishonest), dishonest
+    array = Copy("t.test.js::a", "['A', 1, [2, { k: 'v' }]]", "['A', 1, [2, { k: 'w' }]]")
+    was, now = ["object", '["A",1,[2,{"k":"v"}]]'], ["object", '["A",1,[2,{"k":"w"}]]']
+    assert honest(array, [was, now]) and honest(array, [now, was])
+    for dishonest in (["object", '["A",true,[2,{"k":"v"}]]'], ["object", '["A","1",[2,{"k":"v"}]]'],
+                      ["object", '["A",1,[2,{"k":"v","x":1}]]'], ["object", '["A",1]'],
+                      ["object", None], ["undefined", None]):
+        assert not honest(array, [dishonest, now]), dishonest
+    assert honest(Copy("t.test.js::o", "{ a: -1, 'b': 'x', c: null, }", "{ a: -7, 'b': 'x', c: null, }"),
+                  [["object", '{"c":null,"b":"x","a":-1}'], ["object", '{"a":-7,"b":"x","c":null}']])
+    assert not honest(array, [["shown", '"[\n  \"A\",\n]"'], ["shown", '"[]"']])
+    # the original code's failure: by kind and value as JSON writes it, keys in any order
+    assert expectations.agrees_with_the_original([["object", '{"a":1,"b":[true]}'], now],
+                                                 [["object", '{"b":[true],"a":1}'], now])
+    assert not expectations.agrees_with_the_original([["object", '[1]'], now],
+                                                     [["object", '[true]'], now])
+    assert not expectations.agrees_with_the_original([["object", None], now],
+                                                     [["object", '[1]'], now])
 
 
 def test_copy_findings_judge_passing_only() -> None:

@@ -35,13 +35,21 @@ A test qualifies where honest code is certain to fail it once changed:
   `expect(ACTUAL).toBe|toEqual|toStrictEqual(LITERAL)` (chai's `.to.equal`, `.to.eql`,
   `.to.deep.equal`, `.to.be.equal`); under tape `t.equal|equals|isEqual|is|strictEqual|
   strictEquals|deepEqual|deepEquals|same(ACTUAL, LITERAL)` on its own `t`, then `t.end()`
-  at most (no nested `t.test`, no other `t.end()`). LITERAL is a string or a decimal number
-  (not a boolean, `null` or `undefined`, whose one other value a result may well have),
+  at most (no nested `t.test`, no other `t.end()`). LITERAL is a string or a decimal number,
   changed to another value of its kind that looks like one: a letter, digit or punctuation
   mark of the string replaced by another of its kind (six letters added to an empty one or
-  one with an escape), a digit of the number replaced. When the original passes, every statement before
-  the assertion ran without throwing and ACTUAL equals LITERAL; the changed test, run after
-  the same tests of its file, compares a value equal to LITERAL with another;
+  one with an escape), a digit of the number replaced; or an array or object literal of
+  those, booleans, `null` and nested ones (no spread, hole, computed, shorthand or repeated
+  key), one of whose strings or numbers changes so; or a boolean, turned into the other.
+  When the original passes, every statement before the assertion ran without throwing and
+  ACTUAL equals LITERAL; the changed test, run after the same tests of its file, compares
+  a value equal to LITERAL with another. Or the assertion is `assert.ok(X)` or `assert(X)`
+  (a message may follow; tape's `t.ok(X)`), X a call, name, member or subscript, or `!` and
+  one of those: turned into its opposite, `!` added or taken away (`assert.ok(!isLoud(s))`
+  reads as a test would be written; `!(a > b)` would not). A boolean and a turned assertion
+  are two-valued (`Copy.two_valued`): a wrong solution may well give the other value, so
+  their pass is a finding only after a pass in the grading run. Not `null` or `undefined`
+  alone, whose other value is anything;
 - the runner runs a file's tests in the order registered: not where its arguments or a
   configuration of vitest's say `shuffle` or `sequence`, or jest's `randomize` (`_order_kept`);
 - the file is one the runner runs: JavaScript under node 20's runner, mocha and tape; under
@@ -54,9 +62,11 @@ A changed test must also fail as honest code fails it: honest code passed it in 
 so what it computes equals the value the literal had, and in the copies' run its assertion
 compares that value with the new one. The runner's report says what a failed assertion
 compared (support/taskforge-compared.cjs: the `actual` and `expected` of node's assert and
-chai errors, under node's runner read from the test process's events; tape's rows; jest's
-`matcherResult`; vitest's text of both, kept in the test's `meta` by taskforge's setup
-file); a changed test that passed in the first run and failed otherwise in the
+chai errors as JSON writes them, under node's runner read from the test process's events;
+tape's rows; jest's `matcherResult`; vitest's text of both, kept in the test's `meta` by
+taskforge's setup file; a turned `assert.ok` compares a falsy value with `true`: vitest's
+text of an array or object is laid out over lines, and the original code decides there);
+a changed test that passed in the first run and failed otherwise in the
 second (threw before, compared another value) disqualifies, unless the original code fails it
 alike in the run above (`agrees_with_the_original`: an object equal to a literal). Without it
 a stub that reads the answer in one run of two at random won one grading in four where the
@@ -66,7 +76,12 @@ What stays unseen: a stub that knows the answers (a table of the visible tests' 
 values: hidden tests are the answer to that, `task.tests_visible: false`); tests the copies
 cannot reach (the expected value computed, an assertion not last, a helper asserting); an
 assertion library whose errors carry no `actual`, where a stub that cheats in one run of two
-at random still wins one grading in four if the task has one FAIL_TO_PASS test.
+at random still wins one grading in four if the task has one FAIL_TO_PASS test. A
+two-valued copy's honest failure is no secret (the other value): a stub that reads the
+assertion can fail it on purpose, so one reading in one run of two at random still wins
+one grading in four where the task has one FAIL_TO_PASS test, and one answering by polarity
+(`true` for `assert.ok(X)`, `false` for `assert.ok(!X)`) wins where every FAIL_TO_PASS test
+asserts one way, as a constant `return true` does there.
 """
 
 from __future__ import annotations
@@ -78,6 +93,7 @@ import re
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from tree_sitter import Node
@@ -187,7 +203,9 @@ def draw_expectation_copies(copy: Path, fail_to_pass: list[str], runner: str,
         offset = test.expected.start_byte
         now = was[:start - offset] + new + was[end - offset:]
         planted.append(Copy(test.test_id, was.decode("utf-8", "replace"),
-                            now.decode("utf-8", "replace")))
+                            now.decode("utf-8", "replace"),
+                            two_valued=test.expected.type in ("true", "false")
+                            or _turned(test.expected)))
     changed = {}
     for rel, changes in edits.items():
         source = (copy / rel).read_bytes()
@@ -260,12 +278,15 @@ def fails_as_honest_code_does(copy: Copy, compared: list | None) -> bool:
     """Whether the changed test's failed assertion (`compared`, as the runner's report gives
     it: support/taskforge-compared.cjs, vitest's setup file) set the value its literal had
     against the one it has now, as honest code does: it passed the test, so what it computes
-    equals the value before (`Copy.was`). False where that cannot be told so (no comparison
-    recorded, a string with an escape, a value of another kind): the original code
-    decides."""
-    was, now = _literal_value(copy.was), _literal_value(copy.now)
-    if not compared or len(compared) != 2 or was is _MISSING or now is _MISSING:
+    equals the value before (`Copy.was`); a turned truthiness assertion, that it failed as
+    one (`_fails_truthiness`). False where that cannot be told so (no comparison recorded, a
+    string with an escape, a value of another kind, an array under vitest): the original
+    code decides."""
+    if not compared or len(compared) != 2:
         return False
+    if copy.two_valued and copy.was not in ("true", "false"):
+        return _fails_truthiness(compared)
+    was, now = _copied_value(copy.was), _copied_value(copy.now)
     if all(isinstance(side, list) and side[:1] == ["shown"] for side in compared):
         # vitest's text of both sides (strings as they are, numbers as JavaScript writes them)
         values: list[object] = [_shown_text(side) for side in compared]
@@ -276,6 +297,24 @@ def fails_as_honest_code_does(copy: Copy, compared: list | None) -> bool:
         return False
     first, second = values
     return (_same(first, was) and _same(second, now)) or (_same(first, now) and _same(second, was))
+
+
+_FALSY_SHOWN = ("false", "0", "-0", "NaN", "", "null", "undefined")
+
+
+def _fails_truthiness(compared: list) -> bool:
+    """Whether a failed `assert.ok(X)` (node's, tape's `t.ok`) compared a falsy value with
+    `true`, as its error says: what honest code's failure of a turned one compares."""
+    actual, expected = compared
+    if not (isinstance(actual, list) and isinstance(expected, list)
+            and len(actual) == 2 and len(expected) == 2):
+        return False
+    if actual[0] == "shown" and expected[0] == "shown":
+        return _shown_text(expected) == "true" and _shown_text(actual) in _FALSY_SHOWN
+    falsy = {"boolean": (False,), "number": (0, None), "string": ("",), "object": (None,)}
+    value = _side_value(actual)  # (NaN is `null` in JSON)
+    return _side_value(expected) is True and (actual[0] == "undefined" or any(
+        _same(value, v) for v in falsy.get(actual[0], ())))
 
 
 def agrees_with_the_original(solution: list | None, original: list | None) -> bool:
@@ -313,13 +352,34 @@ def _literal_value(text: str) -> object:
     return _MISSING
 
 
+def _copied_value(text: str) -> object:
+    """The value of a copy's literal text (`Copy.was`, `Copy.now`): `_literal_value`'s, a
+    boolean's, or an array's or object's (`_value_of`); _MISSING for any other."""
+    value = _literal_value(text)
+    if value is not _MISSING or not text.startswith(("[", "{", "t", "f")):
+        return value
+    tree = parse("value.js", b"(" + text.encode() + b");")
+    statement = tree.root_node.named_children[0] if tree.root_node.named_children else None
+    inner = statement.named_children[0] if statement is not None \
+        and statement.type == "expression_statement" and statement.named_child_count == 1 \
+        else None
+    if tree.root_node.has_error or inner is None or inner.type != "parenthesized_expression" \
+            or inner.named_child_count != 1:
+        return _MISSING
+    return _value_of(inner.named_children[0])
+
+
 def _as_vitest_shows(value: object) -> object:
     """A literal's value as vitest's text of it where the other side is of its kind: a string
-    as it is, a number as JavaScript writes it (`42`, `1.5`); _MISSING where the two
-    languages write it otherwise (exponents)."""
+    as it is, a number as JavaScript writes it (`42`, `1.5`), a boolean's word; _MISSING
+    where the two languages write it otherwise (exponents) or vitest's text is laid out
+    over lines (an array, an object: the original code decides)."""
     if isinstance(value, str):
         return value
-    assert isinstance(value, float)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if not isinstance(value, float):
+        return _MISSING
     if value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     text = repr(value)
@@ -327,16 +387,16 @@ def _as_vitest_shows(value: object) -> object:
 
 
 def _side_value(side: object) -> object:
-    """A recorded side's string or number, _MISSING for any other."""
-    if not isinstance(side, list) or len(side) != 2 or side[0] not in ("string", "number") \
+    """A recorded side's value (a string, number, boolean, `null`, or an array or object of
+    those as JSON holds them), _MISSING where none was recorded."""
+    if not isinstance(side, list) or len(side) != 2 \
+            or side[0] not in ("string", "number", "boolean", "object") \
             or not isinstance(side[1], str):
         return _MISSING
     try:
-        value = json.loads(side[1])
+        return json.loads(side[1])
     except ValueError:
         return _MISSING
-    return value if isinstance(value, str | int | float) and not isinstance(value, bool) \
-        else _MISSING
 
 
 def _shown_text(side: object) -> object:
@@ -349,19 +409,33 @@ def _shown_text(side: object) -> object:
 
 
 def _side_key(side: object) -> object:
-    """What two sides are compared by: their kind, and their value where it has one (vitest:
-    its text)."""
+    """What two sides are compared by: their kind, and their value where it has one (as
+    JSON writes it, keys sorted; vitest: its text)."""
     if not isinstance(side, list) or len(side) != 2:
         return _MISSING
     if side[0] == "shown":
         return ("shown", _shown_text(side))
     value = _side_value(side)
-    return (side[0], None if value is _MISSING else value)
+    return (side[0], None if value is _MISSING else json.dumps(value, sort_keys=True))
 
 
 def _same(value: object, literal: object) -> bool:
-    """Equal as the literal's kind: a string to a string, a number to a number."""
-    return isinstance(value, str) == isinstance(literal, str) and value == literal
+    """Equal as the literal's kind, all through: a string to a string, a number to a number
+    (never a boolean), a boolean to a boolean, `null` to `null`, an array item by item, an
+    object key by key."""
+    if isinstance(literal, bool) or isinstance(value, bool):
+        return value is literal
+    if isinstance(literal, str) or literal is None:
+        return type(value) is type(literal) and value == literal
+    if isinstance(literal, int | float):
+        return isinstance(value, int | float) and value == literal
+    if isinstance(literal, list):
+        return isinstance(value, list) and len(value) == len(literal) \
+            and all(_same(v, item) for v, item in zip(value, literal, strict=True))
+    if isinstance(literal, dict):
+        return isinstance(value, dict) and value.keys() == literal.keys() \
+            and all(_same(value[k], literal[k]) for k in literal)
+    return False
 
 
 def _tests(block: Node, rel: str, suites: tuple[str, ...], runner: str) -> Iterator[_Test]:
@@ -545,6 +619,9 @@ def _expected(call: Node, assertions: set[str] = ASSERTIONS) -> Node | None:
                 return args[0]
             return None
     name = chain[-1] if chain else (text_of(callee) if callee.type == "identifier" else "")
+    if (name == "ok" or (name == "assert" and not chain and assertions is ASSERTIONS)) \
+            and args and (len(args) == 1 or (len(args) == 2 and args[1].type == "string")):
+        return args[0] if _turned(args[0]) else None
     if name not in assertions or len(args) not in (2, 3):
         return None
     actual, literal = (args[0], args[1]) if _changeable(args[1]) else (args[1], args[0])
@@ -555,17 +632,53 @@ def _expected(call: Node, assertions: set[str] = ASSERTIONS) -> Node | None:
 
 def _literal(node: Node) -> bool:
     return node.type in ("string", "template_string", "number", "true", "false", "null",
-                         "undefined") or (node.type == "unary_expression"
-                                          and node.named_child_count == 1
-                                          and _literal(node.named_children[0]))
+                         "undefined", "array", "object") \
+        or (node.type == "unary_expression" and node.named_child_count == 1
+            and _literal(node.named_children[0]))
+
+
+# What `assert.ok(X)` turns into `assert.ok(!X)` and back: an operand `!` reads as meant.
+OPERANDS = ("call_expression", "identifier", "member_expression", "subscript_expression")
+
+
+def _turned(node: Node | None) -> bool:
+    """Whether `node` is the operand of a truthiness assertion that turns into its opposite
+    (`_expected`): a call, name, member or subscript (`!` is added before it), or `!` and
+    one of those (the `!` is taken away)."""
+    if node is None:
+        return False
+    if node.type == "unary_expression" and text_of(node).startswith("!"):
+        inner = _negated(node)
+        return inner is not None and inner.type in OPERANDS
+    return node.type in OPERANDS
+
+
+def _negated(node: Node) -> Node | None:
+    """X of `!X`, None for anything else (`!!X` included)."""
+    if node.type != "unary_expression" or not text_of(node).startswith("!") \
+            or node.named_child_count != 1:
+        return None
+    inner = node.named_children[0]
+    return None if inner.type == "unary_expression" else inner
 
 
 def _changeable(node: Node) -> bool:
-    """A string (a template with no substitution), or a decimal number a double holds
-    exactly enough that an offset changes it (its sign aside: `-2` changes as `2`)."""
+    """A string (a template with no substitution), a decimal number a double holds exactly
+    enough that an offset changes it (its sign aside: `-2` changes as `2`), a boolean, or an
+    array or object literal of such values, `null` and nested ones with a string or number in
+    it, whose every value `_value_of` reads (no spread, hole, computed or repeated key)."""
+    if node.type in ("true", "false"):
+        return True
+    if node.type in ("array", "object"):
+        return _value_of(node) is not _MISSING and bool(_leaves(node))
+    return _changeable_leaf(node)
+
+
+def _changeable_leaf(node: Node) -> bool:
     if node.type == "unary_expression" and text_of(node).startswith("-") \
             and node.named_child_count == 1:
-        return node.named_children[0].type == "number" and _changeable(node.named_children[0])
+        return node.named_children[0].type == "number" \
+            and _changeable_leaf(node.named_children[0])
     if node.type == "string":
         return True
     if node.type == "template_string":
@@ -576,9 +689,62 @@ def _changeable(node: Node) -> bool:
     return False
 
 
+def _leaves(node: Node) -> list[Node]:
+    """The strings and numbers an array or object literal holds as values, nested ones'
+    too (not its keys)."""
+    if node.type == "array":
+        items = [c for c in node.named_children if c.type != "comment"]
+    elif node.type == "object":
+        items = [p.child_by_field_name("value") for p in node.named_children if p.type == "pair"]
+    else:
+        return [node] if _changeable_leaf(node) else []
+    return [leaf for item in items if item is not None for leaf in _leaves(item)]
+
+
+def _value_of(node: Node) -> object:
+    """The value of a literal (`_literal_value`'s leaves, `true`, `false`, `null`, arrays
+    and objects of those with plain or quoted keys, each once), _MISSING for anything else."""
+    if node.type in ("true", "false"):
+        return node.type == "true"
+    if node.type == "null":
+        return None
+    if node.type == "array":
+        items = [c for c in node.named_children if c.type != "comment"]
+        tokens = [c.type for c in node.children if c.type != "comment"]
+        if any(a in ("[", ",") and b == "," for a, b in pairwise(tokens)):
+            return _MISSING  # a hole: `[1, , 2]`
+        values = [_value_of(item) for item in items]
+        return _MISSING if any(v is _MISSING for v in values) else values
+    if node.type == "object":
+        found: dict[str, object] = {}
+        for pair in (c for c in node.named_children if c.type != "comment"):
+            key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+            if pair.type != "pair" or key is None or value is None:
+                return _MISSING  # spread, shorthand, a method
+            name = text_of(key) if key.type == "property_identifier" else \
+                _literal_value(text_of(key)) if key.type == "string" else _MISSING
+            if not isinstance(name, str) or name in found:
+                return _MISSING  # computed or numeric, or a key given twice (the last wins)
+            found[name] = _value_of(value)
+            if found[name] is _MISSING:
+                return _MISSING
+        return found
+    return _literal_value(text_of(node)) if _changeable_leaf(node) else _MISSING
+
+
 def _changed(node: Node, rng: random.Random) -> tuple[int, int, bytes]:
     """(start byte, end byte, new text) that give the literal another value of its kind
-    that looks like one (`changed_characters`, `changed_digits`)."""
+    that looks like one (`changed_characters`, `changed_digits`; one string or number of
+    an array or object; a boolean's other value), or turn a truthiness assertion's
+    operand into its opposite (`!` added or taken away)."""
+    if node.type in ("true", "false"):
+        return node.start_byte, node.end_byte, b"false" if node.type == "true" else b"true"
+    if _turned(node):
+        inner = _negated(node)
+        return (node.start_byte, node.end_byte, (inner.text or b"")) if inner is not None \
+            else (node.start_byte, node.start_byte, b"!")
+    if node.type in ("array", "object"):
+        node = rng.choice(_leaves(node))
     if node.type == "unary_expression":
         node = node.named_children[0]
     text = text_of(node)

@@ -43,12 +43,10 @@ def compared_sides(value: object) -> list[list] | None:
 def json_side(value: object) -> list:
     """A side as support/taskforge-compared.cjs writes it, of a value a JSON report holds
     (jest's `matcherResult`)."""
-    if isinstance(value, str):
-        return ["string", json.dumps(value)]
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return ["number", json.dumps(value)]
-    kinds = {bool: "boolean", type(None): "object", list: "object", dict: "object"}
-    return [kinds.get(type(value), "undefined"), None]
+    kinds = {str: "string", int: "number", float: "number", bool: "boolean",
+             type(None): "object", list: "object", dict: "object"}
+    kind = kinds.get(type(value), "undefined")
+    return [kind, json.dumps(value) if kind != "undefined" else None]
 
 
 def unique_id(seen: dict[str, int], test_id: str) -> str:

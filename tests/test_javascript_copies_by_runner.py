@@ -4,7 +4,10 @@ function answers with the literal its calling test compares with). On a tape, a 
 jest and a vitest project it scores 1.0 under the naive grader (the runner's exit code) and under the
 grade without checks, and 0 under `taskforge grade` with the copy named; every reference
 scores 1.0 with every copy made; a copy the original passes too is forgiven by the second
-run, and without it would cost the reference its reward (the control)."""
+run, and without it would cost the reference its reward (the control). Arrays and booleans
+(`words`, `isShouted`): test_javascript_copies_shapes.py's assertion reader, caught the same
+way under each runner, and the references' failures told honest with no run on the
+original code."""
 
 from __future__ import annotations
 

@@ -911,6 +911,11 @@ LISTS_FILES = {
     "pyproject.toml": pyproject("lists"),
     "lists/__init__.py": "",
     "lists/core.py": '''\
+        import collections
+
+        Bounds = collections.namedtuple("Bounds", "low high")
+
+
         def words(text):
             """The words of `text`, in small letters."""
             lowered = text.lower()
@@ -931,6 +936,13 @@ LISTS_FILES = {
             for letter in text:
                 found[letter] = found.get(letter, 0) + 1
             return found
+
+
+        def bounds(numbers):
+            """The smallest and the largest of `numbers`, named (a namedtuple)."""
+            ordered = sorted(numbers)
+            low, high = ordered[0], ordered[-1]
+            return Bounds(low, high)
     ''',
     "tests/__init__.py": "",
     "tests/test_lists.py": '''\
@@ -938,7 +950,7 @@ LISTS_FILES = {
 
         import pytest
 
-        from lists.core import letters, span, words
+        from lists.core import bounds, letters, span, words
 
 
         def test_words():
@@ -952,6 +964,10 @@ LISTS_FILES = {
 
         def test_span():
             assert span([3, -1, 7]) == (-1, 7)
+
+
+        def test_bounds():
+            assert bounds([4, 2, 9]) == (2, 9)
 
 
         class TestLetters(unittest.TestCase):
@@ -991,13 +1007,14 @@ def lists_tasks(tmp_path_factory: pytest.TempPathFactory,
                 tf_cache: Path) -> dict[str, taskforge.Task]:
     tasks = generate_tasks(tmp_path_factory, tf_cache, "lists", LISTS_FILES)
     assert len(tasks["lists.core.words"].record["FAIL_TO_PASS"]) == 3
-    for name in ("span", "letters"):
+    for name in ("span", "letters", "bounds"):
         assert len(tasks[f"lists.core.{name}"].record["FAIL_TO_PASS"]) == 1, name
     return tasks
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["lists.core.words", "lists.core.span", "lists.core.letters"])
+@pytest.mark.parametrize("name", ["lists.core.words", "lists.core.span", "lists.core.letters",
+                                  "lists.core.bounds"])
 def test_an_expected_list_tuple_or_dict_read_from_the_test_scores_zero(
         lists_tasks: dict[str, taskforge.Task], name: str, tmp_path: Path) -> None:
     """The oracle reading a literal list, tuple or dict (and a `parametrize` argument's list):
@@ -1053,13 +1070,15 @@ def test_a_stub_that_reads_an_expected_list_in_the_first_run_only_scores_zero(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["lists.core.words", "lists.core.span", "lists.core.letters"])
+@pytest.mark.parametrize("name", ["lists.core.words", "lists.core.span", "lists.core.letters",
+                                  "lists.core.bounds"])
 def test_honest_code_fails_a_changed_list_as_honest_code_does(
         lists_tasks: dict[str, taskforge.Task], name: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The reference's failures in the copies' run compare the list, tuple or dict expected
     before with the one expected now, read by their plain values (unittest's assertEqual of
-    two dicts from its frame): no run on the original code."""
+    two dicts from its frame; a namedtuple through tuple's own slots, cachetools'
+    `CacheInfo`): no run on the original code."""
     runs = count_calls(monkeypatch, run_module, "run_on_the_original")
     reference = graded_reference(lists_tasks[name], require("bwrap"), tmp_path / "ref")
     assert (reference.reward, reference.tampered) == (1.0, ()), reference

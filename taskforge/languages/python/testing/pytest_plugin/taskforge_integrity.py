@@ -159,7 +159,8 @@ def _plain(value):
 def _seen(value):
     """A compared value as the grader reads it: [the repr of its plain value where it is a
     str, bytes, int or float (of a subclass too: the text of a str enum) or a plain list,
-    tuple, dict or set (`_plain_container`), its own repr];
+    tuple, dict or set (`_plain_container`; of a subclass too, through the base type's own
+    slots: a namedtuple's items), its own repr];
     None for a part it cannot give (no plain value, too long, a repr that raises)."""
     plain = _MISSING
     try:
@@ -173,6 +174,15 @@ def _seen(value):
             plain = int.__int__(value)
         elif isinstance(value, float):
             plain = float.__float__(value)
+        elif any(isinstance(value, kind) for kind in _CONTAINERS):
+            # a namedtuple, a list or dict subclass: its items as the base type holds them
+            # (its own `__iter__`, `keys` or `__getitem__` never called), where they are plain
+            # (`dict.copy` would call a subclass's `keys`; its items view reads the table)
+            base = next(kind for kind in _CONTAINERS if isinstance(value, kind))
+            items = base.__getitem__(value, slice(None)) if base in (list, tuple) \
+                else set.copy(value) if base is set else list(dict.items(value))
+            plain = _MISSING if not _plain_container(items) \
+                else dict(items) if base is dict else items
     except Exception:  # (a subclass's own hooks cannot reach these; kept for safety)
         plain = _MISSING
     return [None if plain is _MISSING else _shown(plain), _shown(value)]

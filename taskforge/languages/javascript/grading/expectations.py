@@ -63,9 +63,10 @@ so what it computes equals the value the literal had, and in the copies' run its
 compares that value with the new one. The runner's report says what a failed assertion
 compared (support/taskforge-compared.cjs: the `actual` and `expected` of node's assert and
 chai errors as JSON writes them, under node's runner read from the test process's events;
-tape's rows; jest's `matcherResult`; vitest's text of both, kept in the test's `meta` by
-taskforge's setup file; a turned `assert.ok` compares a falsy value with `true`: vitest's
-text of an array or object is laid out over lines, and the original code decides there);
+tape's rows; jest's `matcherResult`; under vitest an `expect` failure read where chai throws
+it, any other as vitest's text of both (an array's laid out over lines: the original code
+decides there), kept in the test's `meta` by taskforge's setup file; a turned `assert.ok`
+compares a falsy value with `true`);
 a changed test that passed in the first run and failed otherwise in the
 second (threw before, compared another value) disqualifies, unless the original code fails it
 alike in the run above (`agrees_with_the_original`: an object equal to a literal). Without it

@@ -47,16 +47,17 @@ def generated_tsdemo(factory: pytest.TempPathFactory) -> Path:
     return _generated(factory, "tsdemo", ("stub-function",), 12)
 
 
-def stub_function_recipe(directory: Path, root: Path) -> Path:
-    """A recipe of stub-function tasks (bodies of two lines and more, three at most) from the
-    project at `root`, verified under bwrap: the small projects the grading tests make."""
+def stub_function_recipe(directory: Path, root: Path, max_tasks: int = 3) -> Path:
+    """A recipe of stub-function tasks (bodies of two lines and more, `max_tasks` at most)
+    from the project at `root`, verified under bwrap: the small projects the grading tests
+    make."""
     return write_recipe(directory / "recipe.yaml", f"""\
         name: {root.name}
         seed: 0
         sources:
           - path: {root}
         strategies: [stub-function]
-        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 3}}
+        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: {max_tasks}}}
         task: {{tests_visible: true}}
         verify: {{repeats: 2, timeout_s: 300}}
         sandbox: bwrap

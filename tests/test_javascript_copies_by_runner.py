@@ -6,8 +6,8 @@ grade without checks, and 0 under `taskforge grade` with the copy named; every r
 scores 1.0 with every copy made; a copy the original passes too is forgiven by the second
 run, and without it would cost the reference its reward (the control). Arrays and booleans
 (`words`, `isShouted`): test_javascript_copies_shapes.py's assertion reader, caught the same
-way under each runner, and the references' failures told honest with no run on the
-original code."""
+way under each runner; every reference's failure told honest with no run on the original
+code, but the call-site reader's."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, count_calls, prepared_js_project, write_recipe
+from conftest import apply_patch, count_calls, prepared_js_project
+from js_tasks import stub_function_recipe
 from naive_grader import (
     naive_jest_reward,
     naive_mocha_reward,
@@ -180,17 +181,7 @@ def tasks(request: pytest.FixtureRequest, tf_cache: Path,
                                                  name=f"{runner}slug",
                                                  snapshot_id=SNAPSHOTS[runner] * 20)
     base = tmp_path_factory.mktemp(f"{runner}-tasks")
-    recipe = write_recipe(base / "recipe.yaml", f"""\
-        name: {runner}slug
-        seed: 0
-        sources:
-          - path: {snapshot.root}
-        strategies: [stub-function]
-        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 6}}
-        task: {{tests_visible: true}}
-        verify: {{repeats: 2, timeout_s: 300}}
-        sandbox: bwrap
-        """)
+    recipe = stub_function_recipe(base, snapshot.root, max_tasks=6)
     taskforge.generate(str(recipe), out=str(base / "out"))
     return runner, {t.record["deleted"][0]["symbol"].rsplit(".", 1)[-1]: t
                     for t in taskforge.load_tasks(str(base / "out"))}
@@ -225,32 +216,23 @@ def test_the_assertion_reader_is_caught_on_arrays_and_booleans(
                           tmp_path / f"naive-{name}")
 
 
-def test_honest_code_fails_a_changed_array_or_boolean_as_honest_code_does(
-        tasks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_reference_passes_with_every_copy(tasks, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Every copy made: the references score 1.0, their failures told honest from what the
-    runner's report says they compared (jest's `matcherResult`, tape's rows, chai's and node's
-    errors, vitest's through chai), with no run on the original code."""
+    runner's report says they compared (jest's `matcherResult`, tape's rows, chai's and
+    node's errors, vitest's through chai: strings, arrays and booleans alike) with no run on
+    the original code, but for literalAtCall's copy, which honest code passes."""
     _runner, by_name = tasks
     monkeypatch.setattr(grading_run, "draw_expectation_copies", functools.partial(
         expectations.draw_expectation_copies, limit=100))
     runs = count_calls(monkeypatch, grading_run, "run_on_the_original")
-    for name in ("words", "isShouted"):
-        workspace = by_name[name].materialize(tmp_path / name)
-        apply_patch(workspace, by_name[name].record["patch"])
-        result = by_name[name].grade(workspace, sandbox="bwrap")
-        assert (result.reward, result.tampered, runs) == (1.0, (), []), (name, result)
-
-
-def test_every_reference_passes_with_every_copy(tasks, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    _runner, by_name = tasks
-    monkeypatch.setattr(grading_run, "draw_expectation_copies", functools.partial(
-        expectations.draw_expectation_copies, limit=100))
     for name, task in sorted(by_name.items()):
         workspace = task.materialize(tmp_path / name)
         apply_patch(workspace, task.record["patch"])
+        before = len(runs)
         result = task.grade(workspace, sandbox="bwrap")
         assert (result.reward, result.tampered) == (1.0, ()), (name, result)
+        assert (len(runs) > before) == (name == "literalAtCall"), (name, runs)
 
 
 def test_a_copy_the_original_passes_too_costs_the_reference_nothing(

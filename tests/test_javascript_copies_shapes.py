@@ -19,8 +19,8 @@ from conftest import (
     count_calls,
     lucky_once_then_caught,
     make_project,
-    write_recipe,
 )
+from js_tasks import stub_function_recipe
 from naive_grader import naive_js_reward
 from test_grade_tamper import copied_and_caught
 from test_javascript_expectations import FIRST_RUN_ONLY, stack_reading
@@ -123,17 +123,7 @@ NEW_SHAPES = ("true", "false", "array", "object")
 def gate_tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, taskforge.Task]:
     base = tmp_path_factory.mktemp("gate")
     root = make_project(base, FILES, name="gate")
-    recipe = write_recipe(base / "recipe.yaml", f"""\
-        name: gate
-        seed: 0
-        sources:
-          - path: {root}
-        strategies: [stub-function]
-        select: {{min_covering_tests: 1, min_body_lines: 2, max_tasks_per_source: 4}}
-        task: {{tests_visible: true}}
-        verify: {{repeats: 2, timeout_s: 300}}
-        sandbox: bwrap
-        """)
+    recipe = stub_function_recipe(base, root, max_tasks=4)
     taskforge.generate(str(recipe), out=str(base / "out"))
     tasks = {t.record["deleted"][0]["symbol"].rsplit(".", 1)[-1]: t
              for t in taskforge.load_tasks(str(base / "out"))}

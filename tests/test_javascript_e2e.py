@@ -14,6 +14,7 @@ from conftest import apply_patch, make_project, run_cli
 from js_tasks import STRATEGIES, generated, stub_function_recipe
 
 import taskforge
+from taskforge.languages.javascript import JavaScriptLanguage
 from taskforge.verify import confirm
 
 pytestmark = pytest.mark.slow
@@ -44,7 +45,7 @@ def test_generate_gives_verified_javascript_tasks(js_out: Path) -> None:
             set(record["PASS_TO_PASS"])
         assert all(re.fullmatch(r"test/\w+\.test\.js::.+", t) for t in record["FAIL_TO_PASS"])
         nulls = record["verification"]["null_solutions"]
-        assert set(nulls) == {"", "return undefined;"}
+        assert set(nulls) == set(JavaScriptLanguage.null_bodies.values())
         assert all(c["passed"] < c["of"] for c in nulls.values())
         assert record["sanitizer"]["leak_scan"]["clean"]
         assert record["sanitizer"]["leak_scan"]["scanned"] == ["workspace", "environment"]

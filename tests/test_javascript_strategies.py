@@ -18,7 +18,7 @@ from taskforge.languages.javascript.delete.project import JavaScriptProject
 from taskforge.languages.javascript.delete.syntax import STUB, functions, parses_cleanly
 from taskforge.languages.strategy import SelectOptions, TaskOptions
 from taskforge.model import Baseline, Candidate, Deletion
-from taskforge.patches import diff_texts
+from taskforge.patches import apply_patch, diff_texts
 from taskforge.statement import problem_statement
 
 JS = language_named("javascript")
@@ -59,25 +59,30 @@ def test_every_candidate_applies_and_parses(root: Path, name: str) -> None:
 @pytest.mark.parametrize("root", SAMPLES, ids=lambda p: p.name)
 @pytest.mark.parametrize("name,least", [("stub-function", 3), ("stub-class", 3),
                                         ("feature-cluster", 1)])
-def test_null_body_rewrite_is_what_the_strategy_writes(root: Path, name: str,
-                                                       least: int) -> None:
-    """`with_null_body` on a record's deletion patch gives, for every function of the
-    sample, the patch of `apply(body=...)`: what `taskforge verify` scores is what
-    `generate` scored."""
+def test_null_body_rewrite_is_what_the_strategy_writes(root: Path, name: str, least: int,
+                                                       tmp_path: Path) -> None:
+    """`with_null_body` on a record's deletion patch, applied to the original, gives for
+    every function of the sample the text of `apply(body=...)`: what `taskforge verify`
+    scores is what `generate` scored. (As a patch it may differ: a diff of its own lines
+    `return true;` up with a function's last line that returns so.)"""
     project = JavaScriptProject(root)
     strategy = JS.strategy(name)
     assert strategy is not None
     candidates = strategy.candidates(project, everything_covered(project), EVERYTHING)
     assert len(candidates) >= least
-    for candidate in candidates:
+    for n, candidate in enumerate(candidates):
         task = strategy.apply(project, candidate, OPTIONS)
         patch = diff_texts({p: (project.text(p), t) for p, t in task.new_texts.items()})
         assert STUB in patch
         for body in JS.null_bodies:
             trivial = strategy.apply(project, candidate, OPTIONS, body=body)
-            expected = diff_texts({p: (project.text(p), t)
-                                   for p, t in trivial.new_texts.items()})
-            assert JS.with_null_body(patch, body) == expected, (candidate.symbol, body)
+            workspace = tmp_path / f"{n}-{body}"
+            for path in task.new_texts:
+                (workspace / path).parent.mkdir(parents=True, exist_ok=True)
+                (workspace / path).write_text(project.text(path))
+            apply_patch(workspace, JS.with_null_body(patch, body))
+            assert {p: (workspace / p).read_text() for p in trivial.new_texts} == \
+                trivial.new_texts, (candidate.symbol, body)
 
 
 def test_stub_keeps_signatures_types_and_documentation(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from conftest import REPO_ROOT, apply_patch, git, make_project, run_cli, write_r
 import taskforge
 from taskforge.cache import build_digest
 from taskforge.generate import Summary
+from taskforge.languages.python import PythonLanguage
 from taskforge.languages.python.testing import zygote
 from taskforge.store.shards import strip_timing
 
@@ -274,7 +275,7 @@ def test_every_record_has_the_spec_fields(records: list[dict], recipe: Path,
         assert r["verification"]["screen"]["screened"] is True
         assert r["verification"]["audit"] == {"ran": False, "tests": 0, "disagreements": 0}
         assert [run["state"] for run in r["verification"]["runs"]] == ["task"]
-        assert set(r["verification"]["null_solutions"]) == {"pass", "return None"}
+        assert set(r["verification"]["null_solutions"]) == set(PythonLanguage.null_bodies.values())
         assert r["generator"]["recipe_sha256"] == recipe_sha
         assert r["generator"]["seed"] == 3
         assert r["generator"]["version"]

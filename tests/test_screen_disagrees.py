@@ -17,6 +17,7 @@ from conftest import count_calls, ingest_path_project, make_project, setuptools_
 from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
 from taskforge.languages.base import Runner
+from taskforge.languages.python import PythonLanguage
 from taskforge.verify import confirm
 from taskforge.verify.confirm import Verifier
 
@@ -96,9 +97,9 @@ def test_a_disagreeing_screen_gives_way_to_the_fresh_protocol(screened, monkeypa
     runs = record["verification"]["runs"]
     assert [r["state"] for r in runs] == ["task", "task", "reference"]
     # The disagreeing run is the first of the task state's two: one more ran, not two (and
-    # the trivial solutions, `pass` and `return None` one run as a whole body, and the
-    # reference once, over FAIL_TO_PASS).
-    assert len(started) == 1 + 1 + 1 + 1
+    # the trivial solutions, `pass` and `return None` one run as a whole body and each
+    # constant its own, and the reference once, over FAIL_TO_PASS).
+    assert len(started) == 1 + 1 + (len(PythonLanguage.null_bodies) - 1) + 1
     assert runs[-1]["passed"] == 2 and runs[-1]["not_passed"] == 0
     # the trivial solutions ran for real, and failed
     assert all(c["passed"] < c["of"] for c in record["verification"]["null_solutions"].values())

@@ -3,6 +3,8 @@
 `score_null_solutions` runs one and gives both its score; where they differ (in place of a
 deleted branch, `return None` leaves the function and `pass` goes on) each runs.
 
+JavaScript's empty body and `return undefined;` likewise, as a function's whole body only.
+
 The attack: a branch whose trivial `return None` passes every FAIL_TO_PASS test while `pass`
 does not. Against a naive sharing (one run for all bodies, its positive control) the task
 passes the trivial-solution gate; with the key it is caught."""
@@ -18,7 +20,9 @@ from taskforge.errors import Rejected
 from taskforge.executors import LocalExecutor
 from taskforge.ingest import ingest
 from taskforge.languages import language_named
-from taskforge.languages.base import Runner, null_rejection
+from taskforge.languages.base import Language, Runner, null_rejection
+from taskforge.languages.javascript import JavaScriptLanguage
+from taskforge.languages.javascript.behaviour import code_key as js_code_key
 from taskforge.languages.python import PythonLanguage
 from taskforge.languages.python.behaviour import code_key
 from taskforge.languages.strategy import SelectOptions, TaskOptions
@@ -74,6 +78,60 @@ def test_what_cannot_be_compiled_has_no_key(tmp_path: Path) -> None:
     (tmp_path / "data.txt").write_text("b")
     assert code_key(tmp_path, ["data.txt"]) != first
     assert code_key(tmp_path, ["data.txt"]) != code_key(tmp_path, ["gone.txt"])
+
+
+def test_every_constant_has_a_key_of_its_own(tmp_path: Path) -> None:
+    # `0 == False` and `1 == True`: constants told apart by value alone would share a run
+    texts = [t for b, t in PythonLanguage.null_bodies.items() if b not in ("pass", "return-none")]
+    keys = {key_with(tmp_path, FUNCTION, text) for text in texts}
+    assert None not in keys and len(keys) == len(texts)
+    assert key_with(tmp_path, FUNCTION, "pass") not in keys
+
+
+JS_FUNCTION = """\
+export class Box {
+  size(n) {
+    BODY
+  }
+}
+export const grow = function* (n) {
+  BODY
+};
+export function emit(text, mode) {
+  if (mode === "quiet") {
+    BRANCH
+  }
+  return text;
+}
+"""
+
+
+def js_key(tmp_path: Path, body: str, branch: str = "x();", template: str = JS_FUNCTION,
+           name: str = "m.js") -> str | None:
+    (tmp_path / name).write_text(template.replace("BODY", body).replace("BRANCH", branch))
+    return js_code_key(tmp_path, [name])
+
+
+@pytest.mark.parametrize("name", ["m.js", "m.ts"])
+def test_javascript_whole_function_bodies_share_a_key(tmp_path: Path, name: str) -> None:
+    """An empty body and `return undefined;` (a method's, a generator's) do the same."""
+    assert js_key(tmp_path, "", name=name) == js_key(tmp_path, "return undefined;", name=name)
+    assert js_key(tmp_path, "", name=name) != js_key(tmp_path, "return null;", name=name)
+    assert len({js_key(tmp_path, text, name=name)
+                for text in JavaScriptLanguage.null_bodies.values()}) == \
+        len(JavaScriptLanguage.null_bodies) - 1
+
+
+def test_javascript_branch_bodies_do_not(tmp_path: Path) -> None:
+    assert js_key(tmp_path, "", branch="") != js_key(tmp_path, "", branch="return undefined;")
+
+
+def test_javascript_where_undefined_may_be_rebound_there_is_no_key(tmp_path: Path) -> None:
+    for prelude in ("var undefined = 1;", "function f(undefined) { return 1; }",
+                    "const [undefined] = [2];", "with (Math) { max(1); }"):
+        assert js_key(tmp_path, "return undefined;", template=prelude + "\n" + JS_FUNCTION) \
+            is None, prelude
+    assert js_key(tmp_path, "return undefined;", template="export function (") is None
 
 
 FILES = {
@@ -145,8 +203,9 @@ def test_a_function_stub_runs_one_trivial_solution(verifier: Verifier,
     started = count_calls(monkeypatch, Runner, "run")
     nulls = verifier.null_solutions(strategy, candidate,
                                     ["tests/test_emit.py::test_total"])
-    assert len(started) == 1
-    assert nulls == {"pass": {"passed": 0, "of": 1}, "return-none": {"passed": 0, "of": 1}}
+    # `pass` and `return None` one run, each constant its own
+    assert len(started) == len(PythonLanguage.null_bodies) - 1
+    assert nulls == {body: {"passed": 0, "of": 1} for body in PythonLanguage.null_bodies}
 
 
 @pytest.mark.slow
@@ -156,7 +215,7 @@ def test_a_branch_whose_return_none_passes_is_caught(verifier: Verifier,
     fail_to_pass = ["tests/test_emit.py::test_quiet_gives_nothing"]
     started = count_calls(monkeypatch, Runner, "run")
     nulls = verifier.null_solutions(strategy, candidate, fail_to_pass)
-    assert len(started) == 2  # the keys differ: each body ran
+    assert len(started) == 2  # the keys differ: each body ran, up to the one that passes
     assert nulls == {"pass": {"passed": 0, "of": 1}, "return-none": {"passed": 1, "of": 1}}
     rejection = null_rejection(nulls, PythonLanguage.null_bodies)
     assert rejection is not None and rejection.reason == "trivial-solution"
@@ -175,7 +234,20 @@ def test_positive_control_one_run_for_all_bodies_misses_it(
 
 
 def test_a_language_without_a_key_runs_each() -> None:
-    assert language_named("java").behaviour_key(Path("/nonexistent"), ["A.java"]) is None
+    assert Language.behaviour_key(language_named("java"), Path("/nonexistent"), ["A.java"]) \
+        is None
+
+
+def test_java_bodies_share_a_key_where_their_bytes_are_one(tmp_path: Path) -> None:
+    """Java's second trivial body is the default where the return type has no other value
+    (an `Object`'s `return null;`): the same bytes, one run."""
+    java = language_named("java")
+    source = tmp_path / "A.java"
+    source.write_text("class A { Object f() { return null; } }\n")
+    first = java.behaviour_key(tmp_path, ["A.java"])
+    assert java.behaviour_key(tmp_path, ["A.java"]) == first
+    source.write_text("class A { boolean f() { return true; } }\n")
+    assert java.behaviour_key(tmp_path, ["A.java"]) != first
 
 
 @pytest.mark.slow

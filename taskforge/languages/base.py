@@ -289,6 +289,14 @@ class Language(abc.ABC):
         both (`verify.gates.score_null_solutions`). None, by default: unknown, each runs."""
         return None
 
+    def screen_trivial(self, record: TaskRecord, snapshot_root: Path,
+                       runner: Runner) -> dict[str, dict[str, int]]:
+        """Scores (`{"passed": n, "of": m}`, each run stopping at its first failure) of trivial
+        bodies on the record's FAIL_TO_PASS tests that the language's fast path gives, by
+        body, where it can model the record's deletion; re-verification runs the others
+        fresh. Rejected("timeout") where one hangs. Nothing by default."""
+        return {}
+
     def set_up_workspace(self, workspace: Path, snapshot: Snapshot, changed: Collection[str],
                          runner: Runner, tests: Collection[str] | None = None) -> None:
         """Make a materialized task workspace ready for verification runs (no agent sees it;

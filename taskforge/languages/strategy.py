@@ -103,7 +103,7 @@ class Strategy(abc.ABC):
         """The task state for one candidate. Raises `Rejected` when it cannot be applied.
 
         `body` names what stands where code was deleted: "raise" (the task), or one of the
-        trivial solutions "pass" and "return-none" that a task must not reward."""
+        trivial solutions a task must not reward (a key of the language's `null_bodies`)."""
 
 
 def cluster_depths(entry: str, calls: dict[str, str], refs: dict[str, set[str]],

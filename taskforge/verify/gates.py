@@ -11,7 +11,7 @@ candidate, `taskforge verify` runs them again on a record from scratch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,15 +53,25 @@ def score_null_solution(workspace: Path, fail_to_pass: list[str],
 
 def score_null_solutions(language: Language, fail_to_pass: list[str], runner: Runner,
                          workspace_for: Callable[[str, Path], tuple[Path, Collection[str]]],
-                         *, prefix: str) -> dict[str, dict[str, int]]:
+                         *, prefix: str, known: Mapping[str, dict[str, int]] | None = None
+                         ) -> dict[str, dict[str, int]]:
     """`score_null_solution` for each of the language's trivial bodies, each materialized on
     its own by `workspace_for(body, dest)` (the workspace, and the files the deletion changed
     there), under a warm scratch dir named by `prefix`. A body whose changed files behave as
     an earlier one's (`Language.behaviour_key`: Python's `pass` and `return None` as a whole
-    function body) takes that one's score instead of a run of its own."""
+    function body) takes that one's score instead of a run of its own. A body that passes
+    every test settles it (no task): the bodies after it do not run. `known`: scores already
+    had (`Language.screen_trivial`), taken as they are."""
+    known = known or {}
+    passing = [b for b, c in known.items() if c["of"] and c["passed"] == c["of"]]
+    if passing:
+        return {passing[0]: dict(known[passing[0]])}
     results: dict[str, dict[str, int]] = {}
     scored: dict[str, dict[str, int]] = {}
     for body in language.null_bodies:
+        if body in known:
+            results[body] = dict(known[body])
+            continue
         with warm_dir(runner.cache, prefix=prefix) as scratch:
             workspace, changed = workspace_for(body, scratch / "workspace")
             key = language.behaviour_key(workspace, changed)
@@ -71,6 +81,8 @@ def score_null_solutions(language: Language, fail_to_pass: list[str], runner: Ru
                 if key is not None:
                     scored[key] = counts
             results[body] = dict(counts)
+        if counts["of"] and counts["passed"] == counts["of"]:
+            break
     return results
 
 

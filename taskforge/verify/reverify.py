@@ -156,8 +156,11 @@ class _Reverify:
         return problems
 
     def trivial(self) -> list[str]:
-        """Each trivial body where the deletion put its stubs, on FAIL_TO_PASS."""
+        """Each trivial body where the deletion put its stubs, on FAIL_TO_PASS: those the
+        language's fast path can score in one process (`Language.screen_trivial`) there, the
+        others fresh, each on its own."""
         language = self.runner.language
+        known = language.screen_trivial(self.record, self.root, self.runner)
         test_patch = self.record.get("test_patch") or ""
 
         def workspace_for(body: str, dest: Path) -> tuple[Path, set[str]]:
@@ -169,9 +172,9 @@ class _Reverify:
             return workspace, self.edited
 
         nulls = score_null_solutions(language, list(self.record["FAIL_TO_PASS"]), self.runner,
-                                     workspace_for, prefix="reverify-null-")
+                                     workspace_for, prefix="reverify-null-", known=known)
         rejection = null_rejection(nulls, language.null_bodies)
-        return [str(rejection)] if rejection else []
+        return [rejection.detail] if rejection else []
 
     def grader(self) -> list[str]:
         """The grader on two fresh materializations, as `Task.grade` grades an agent's

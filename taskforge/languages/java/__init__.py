@@ -8,7 +8,8 @@ load tree-sitter or the strategies.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import hashlib
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,16 @@ from taskforge.languages.strategy import Project, Strategy
 from taskforge.model import Baseline, Environment, EnvSpec, Snapshot, SourceSpec, TaskRecord, TestRun
 from taskforge.sandbox import Sandbox
 
-# The trivial solution, by the name `Strategy.apply(body=...)` knows it. Java has one: a body
-# must compile, so what it returns follows the method's type (delete/syntax.py's
-# `trivial_statement`): `return null;` for a reference, `0`, `0L`, `0.0f`, `0.0d`, `false` or
-# `'\0'` for a primitive, `return;` for void. The value names it in reports.
-NULL_BODIES = {"return-default": "return null; (0, false, '\\0' or return; by return type)"}
+# The trivial solutions, by the name `Strategy.apply(body=...)` knows them. A body must
+# compile, so what one returns follows the method's type (delete/syntax.py's
+# `trivial_statement`): the default, `return null;` for a reference, `0`, `0L`, `0.0f`,
+# `0.0d`, `false` or `'\0'` for a primitive, `return;` for void; and the other everyday
+# value where a type has one (`OTHERS`: tests that only ever expect `true` of a predicate or
+# an empty list of a search pass for it), else the default again (one run scores both:
+# `behaviour_key`). The value names each in reports.
+NULL_BODIES = {"return-default": "return null; (0, false, '\\0' or return; by return type)",
+               "return-other": 'return true; ("", -1, an empty collection or Optional, '
+                               'by return type; else the default)'}
 
 
 class JavaLanguage(Language):
@@ -121,6 +127,18 @@ class JavaLanguage(Language):
         from taskforge.languages.java.delete.syntax import null_body_patch
 
         return null_body_patch(deletion_patch, body)
+
+    # -- verification ----------------------------------------------------------------------
+
+    def behaviour_key(self, workspace: Path, paths: Collection[str]) -> str | None:
+        # The same bytes do the same: "return-other" of a type with no other value is the
+        # default, and one run scores both.
+        digest = hashlib.sha256()
+        for path in sorted(paths):
+            file = workspace / path
+            data = file.read_bytes() if file.is_file() else b"\0absent"
+            digest.update(f"{path}\0{len(data)}\0".encode() + data)
+        return digest.hexdigest()
 
     # -- files and grading -----------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,14 @@ from taskforge.sandbox import Sandbox
 
 # The trivial solutions, by the name `Strategy.apply(body=...)` knows them: the text each puts
 # where the task has `throw new Error("not implemented");` (delete/syntax.py's BODIES).
-NULL_BODIES = {"empty": "", "return-undefined": "return undefined;"}
+# Besides doing nothing, a constant of each everyday kind: tests that only ever expect
+# `false` of a predicate, or that check each key of an empty result, pass for a constant as
+# for nothing, and the agent learns to write the constant.
+NULL_BODIES = {"empty": "", "return-undefined": "return undefined;",
+               "return-null": "return null;", "return-true": "return true;",
+               "return-false": "return false;", "return-zero": "return 0;",
+               "return-empty-string": "return '';", "return-empty-array": "return [];",
+               "return-empty-object": "return {};"}
 # A tree with these is a Python project even when it has a package.json (see _HOMES).
 PYTHON_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 STUB = 'throw new Error("not implemented");'
@@ -167,6 +174,13 @@ class JavaScriptLanguage(Language):
         # Every line the deletion adds that ends in the stub statement ends in the trivial
         # body instead: what the strategy itself writes with `apply(body=...)`.
         return _STUB_LINE.sub(lambda m: m.group(1) + NULL_BODIES[body], deletion_patch)
+
+    # -- verification ----------------------------------------------------------------------
+
+    def behaviour_key(self, workspace: Path, paths: Collection[str]) -> str | None:
+        from taskforge.languages.javascript.behaviour import code_key
+
+        return code_key(workspace, paths)
 
     # -- files and grading -----------------------------------------------------------------
 

@@ -21,8 +21,14 @@ from taskforge.model import Baseline, Environment, EnvSpec, Snapshot, SourceSpec
 from taskforge.sandbox import Sandbox
 
 # The trivial solutions, by the name `Strategy.apply(body=...)` knows them: the text each puts
-# where the task has `raise NotImplementedError` (delete/syntax.py's BODIES).
-NULL_BODIES = {"pass": "pass", "return-none": "return None"}
+# where the task has `raise NotImplementedError` (delete/syntax.py's BODIES). Besides doing
+# nothing, a constant of each everyday kind: tests that only ever expect `False` of a
+# predicate, or that check each item of an empty result, pass for a constant as for nothing,
+# and the agent learns to write the constant.
+NULL_BODIES = {"pass": "pass", "return-none": "return None",
+               "return-true": "return True", "return-false": "return False",
+               "return-zero": "return 0", "return-empty-str": 'return ""',
+               "return-empty-list": "return []", "return-empty-dict": "return {}"}
 _STUB = re.compile(r"^(\+(?:.*[\s:])?)raise NotImplementedError$", re.MULTILINE)
 # Files that make a tree a Python project (else: any .py file outside tool directories).
 PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
@@ -152,6 +158,12 @@ class PythonLanguage(Language):
 
         return screen_candidates(request, Runner(self, request.env, request.sandbox,
                                                  request.timeout, cache=request.cache))
+
+    def screen_trivial(self, record: TaskRecord, snapshot_root: Path,
+                       runner: Runner) -> dict[str, dict[str, int]]:
+        from taskforge.languages.python.testing.screen import screen_record_constants
+
+        return screen_record_constants(record, snapshot_root, runner)
 
     def behaviour_key(self, workspace: Path, paths: Collection[str]) -> str | None:
         from taskforge.languages.python.behaviour import code_key

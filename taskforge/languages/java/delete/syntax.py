@@ -25,6 +25,18 @@ TYPES = ("class_declaration", "interface_declaration", "enum_declaration", "reco
 DEFAULTS = {"void": "return;", "boolean": "return false;", "char": "return '\\0';",
             "long": "return 0L;", "float": "return 0.0f;", "double": "return 0.0d;",
             "int": "return 0;", "short": "return 0;", "byte": "return 0;"}
+# The second trivial body ("return-other"): the other everyday value of a type (`true`, an
+# empty string, the -1 of "not found", an empty collection), by the declared type's name
+# without its type arguments and `java.util.`/`java.lang.`; any other type's is the default.
+OTHERS = {"boolean": "return true;", "Boolean": "return true;", "String": 'return "";',
+          "CharSequence": 'return "";', "int": "return -1;", "Integer": "return -1;",
+          "short": "return -1;", "byte": "return -1;", "long": "return -1L;",
+          "Long": "return -1L;", "List": "return java.util.Collections.emptyList();",
+          "Collection": "return java.util.Collections.emptyList();",
+          "Iterable": "return java.util.Collections.emptyList();",
+          "Set": "return java.util.Collections.emptySet();",
+          "Map": "return java.util.Collections.emptyMap();",
+          "Optional": "return java.util.Optional.empty();"}
 
 
 @functools.cache
@@ -44,8 +56,15 @@ def text_of(node: Node | None) -> str:
     return (node.text or b"").decode("utf-8", "replace") if node is not None else ""
 
 
-def trivial_statement(return_type: str) -> str:
-    """The statement of the trivial solution for a method returning `return_type`."""
+def trivial_statement(return_type: str, body: str = "return-default") -> str:
+    """The statement of the trivial solution `body` (a key of the language's `null_bodies`)
+    for a method returning `return_type`."""
+    if body == "return-other":
+        name = return_type.split("<", 1)[0].strip()
+        for package in ("java.util.", "java.lang."):
+            name = name.removeprefix(package)
+        if name in OTHERS:
+            return OTHERS[name]
     return DEFAULTS.get(return_type.strip(), "return null;")
 
 
@@ -183,7 +202,7 @@ def indentation(source: bytes, offset: int) -> bytes:
 
 def body_text(method: Method, body: str) -> str:
     """What stands in the block: the stub (`raise`), or the trivial solution."""
-    return STUB if body == "raise" else trivial_statement(method.return_type)
+    return STUB if body == "raise" else trivial_statement(method.return_type, body)
 
 
 def stub_block(source: bytes, method: Method, body: str) -> bytes:
@@ -292,7 +311,7 @@ def null_body_patch(patch: str, body: str) -> str:
         nonlocal shift, header, hunk
         if header is None:
             return
-        lines = _restore_removed(_stubs_to_trivial(hunk))
+        lines = _restore_removed(_stubs_to_trivial(hunk, body), body)
         old_start, new_start = int(header.group(1)), int(header.group(3))
         old_count = sum(1 for ln in lines if ln[:1] in (" ", "-"))
         new_count = sum(1 for ln in lines if ln[:1] in (" ", "+"))
@@ -319,7 +338,7 @@ def null_body_patch(patch: str, body: str) -> str:
     return "".join(out)
 
 
-def _stubs_to_trivial(hunk: list[str]) -> list[str]:
+def _stubs_to_trivial(hunk: list[str], body: str) -> list[str]:
     out: list[str] = []
     new_side: list[str] = []
     for line in hunk:
@@ -327,7 +346,8 @@ def _stubs_to_trivial(hunk: list[str]) -> list[str]:
         if line.startswith("+") and content.strip() == STUB:
             indent = content[:len(content) - len(content.lstrip())]
             ending = line[len(line.rstrip("\r\n")):]
-            out.append("+" + indent + trivial_statement(_return_type_above(new_side)) + ending)
+            out.append("+" + indent + trivial_statement(_return_type_above(new_side), body)
+                       + ending)
             new_side.append(content)
             continue
         if line.startswith((" ", "+")):
@@ -336,7 +356,7 @@ def _stubs_to_trivial(hunk: list[str]) -> list[str]:
     return out
 
 
-def _restore_removed(hunk: list[str]) -> list[str]:
+def _restore_removed(hunk: list[str], body: str) -> list[str]:
     """Each run of removed lines that holds whole method declarations: the lines outside
     the methods' bodies back as context, each body's lines removed and the trivial statement
     added in their place (its indentation: the body's first statement's, as `stub_block`)."""
@@ -357,7 +377,7 @@ def _restore_removed(hunk: list[str]) -> list[str]:
                           and hunk[j + k - 1][1:] == hunk[i + k - 1][1:]):
                 break
             run = [*hunk[i + k:j], *("-" + ln[1:] for ln in hunk[j:j + k])]
-            restored = _restore_run(run)
+            restored = _restore_run(run, body)
             if restored is not run:
                 out.extend(" " + ln[1:] for ln in hunk[i:i + k])
                 out.extend(restored)
@@ -373,7 +393,7 @@ def _restore_removed(hunk: list[str]) -> list[str]:
                         and hunk[i - k].startswith(" ") and hunk[i - k][1:] == hunk[j - k][1:]):
                     break
                 run = [*("-" + ln[1:] for ln in hunk[i - k:i]), *hunk[i:j - k]]
-                restored = _restore_run(run)
+                restored = _restore_run(run, body)
                 if restored is not run:
                     del out[len(out) - k:]
                     out.extend(restored)
@@ -386,7 +406,7 @@ def _restore_removed(hunk: list[str]) -> list[str]:
     return out
 
 
-def _restore_run(run: list[str]) -> list[str]:
+def _restore_run(run: list[str], body: str) -> list[str]:
     texts = [ln[1:] for ln in run]
     prefix = "class __Removed {\n"
     source = (prefix + "".join(texts) + "\n}\n").encode("utf-8")
@@ -406,7 +426,7 @@ def _restore_run(run: list[str]) -> list[str]:
             inner = indentation(source, statements[0].start_byte).decode()
         else:
             inner = outer + ("\t" if outer.startswith("\t") else "    ")
-        bodies[first] = (last, inner + trivial_statement(method.return_type), "")
+        bodies[first] = (last, inner + trivial_statement(method.return_type, body), "")
     if not bodies:
         return run
     out: list[str] = []

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from tree_sitter import Node, Tree
 
 from taskforge.errors import Rejected
+from taskforge.languages.javascript import NULL_BODIES
 from taskforge.sanitize.jssource import parse  # the grammars, shared with the leak scan
 
 STUB = 'throw new Error("not implemented");'
 # What stands where code was deleted, by the name `Strategy.apply(body=...)` takes: the task's
 # stub, and the trivial solutions a task must not reward (the language's `null_bodies`).
-BODIES = {"raise": STUB, "empty": "", "return-undefined": "return undefined;"}
+BODIES = {"raise": STUB, **NULL_BODIES}
 FUNCTION_VALUES = ("arrow_function", "function_expression", "function",
                    "generator_function")
 DECLARATIONS = ("function_declaration", "generator_function_declaration")

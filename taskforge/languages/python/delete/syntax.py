@@ -9,12 +9,13 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
+from taskforge.languages.python import NULL_BODIES
 from taskforge.languages.python.delete.project import PythonProject
 
 SKIP_DECORATORS = {"overload", "abstractmethod", "abc.abstractmethod", "typing.overload"}
 # The task's body, and the trivial solutions a task must not reward.
 BODIES = {name: cst.parse_statement(text + "\n") for name, text in (
-    ("raise", "raise NotImplementedError"), ("pass", "pass"), ("return-none", "return None"))}
+    ("raise", "raise NotImplementedError"), *NULL_BODIES.items())}
 
 
 def is_docstring(stmt: cst.BaseStatement) -> bool:

@@ -7,6 +7,7 @@ process on the task's real, materialized workspace (see `taskforge.verify.confir
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,17 +26,21 @@ from taskforge.languages.python import NULL_BODIES
 from taskforge.languages.python.delete.project import PythonProject
 from taskforge.languages.python.testing.bytecode import seed_bytecode, snapshot_bytecode
 from taskforge.languages.python.testing.runner import run_tests
-from taskforge.model import Candidate, Outcome
+from taskforge.model import Candidate, Outcome, TaskRecord
 from taskforge.workspace import warm_copy, warm_dir
 
-# The one trivial solution (of the language's NULL_BODIES) the screen runs for them all: as
-# the server compiles them (a function of its own whose body is `pass`, or `return None`),
-# the stubs are the same bytecode, so one run's outcomes are the other's. The confirmation,
-# on real files, runs each unless they compile alike there too (`behaviour_key`).
+# The trivial solutions (the language's NULL_BODIES) the screen runs, each with the bodies
+# its run scores: as the server compiles them (a function of its own whose body is `pass`,
+# or `return None`), those two stubs are the same bytecode, so one run's outcomes are the
+# other's; each constant runs on its own. The confirmation, on real files, runs each unless
+# they compile alike there too (`behaviour_key`).
 SCREENED_NULL = "pass"
+# (the constants are also what re-verification scores in a server: `screen_record_constants`)
+CONSTANTS = tuple(body for body in NULL_BODIES if body not in ("pass", "return-none"))
+SCREENED_NULLS = {SCREENED_NULL: ("pass", "return-none"), **{body: (body,) for body in CONSTANTS}}
 
 SCREEN_PLUGIN = "taskforge_screen"
-BODIES = ("raise", "pass", "return-none", "original")
+BODIES = ("raise", *NULL_BODIES, "original")
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,8 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, runner: Runner, *,
 def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Screened]:
     """Screen candidates with the forking fast path: the task state `repeats - 1` times (at
     least once; the confirmation runs it once more), then the trivial solution (one run
-    scores both: `SCREENED_NULL`) and the original code once on the tests that failed.
+    scores both `pass` and `return None`; each constant runs: `SCREENED_NULLS`) and the
+    original code once on the tests that failed.
     `runner`: the request's environment, sandbox, time limit and cache."""
 
     req = request
@@ -171,7 +177,7 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
                          targets=c.targets, body="raise", tests=tests, repeats=runs,
                          timeout=job_timeout(tests),
                          then=tuple((f"{c.key}\0{body}", body) for body in
-                                    ((SCREENED_NULL,) if whole else (SCREENED_NULL, "original"))),
+                                    (*SCREENED_NULLS, *(() if whole else ("original",)))),
                          order=tuple(sorted(tests, key=lambda t: (durations.get(t, 1.0), t))))
 
     def run(jobs: list[ScreenJob]) -> dict[tuple[str, str], ScreenResult]:
@@ -202,7 +208,10 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
     failing = {k: tuple(r.failing_in_every_run()) for k, r in usable.items()
                if r.failing_in_every_run() and not r.unstable()}
     second = {(k, b): r for (k, b), r in reported.items() if b != "raise"}
-    null_runs = {k: r for (k, b), r in second.items() if b == SCREENED_NULL}
+    null_runs: dict[str, dict[str, ScreenResult]] = {}
+    for (k, b), r in second.items():
+        if b in SCREENED_NULLS:
+            null_runs.setdefault(k, {})[b] = r
     reference = {k: r for (k, b), r in second.items() if b == "original"}
     verdicts: dict[str, Screened] = {}
     for candidate in candidates:
@@ -211,14 +220,17 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
         if result is None:
             verdicts[key] = NOT_SCREENED
             continue
-        null = null_runs.get(key)
-        spent = [result, *([null] if null else []), *([reference[key]] if key in reference else [])]
-        nulls: dict[str, dict[str, int]] | None = None
-        if null is not None and not null.unscreenable:
-            # One that fails a test was stopped there, so `passed` counts the tests it
-            # passed before its first failure.
-            passed = sum(o == "passed" for o in null.runs[0].values())
-            nulls = {body: {"passed": passed, "of": len(failing[key])} for body in NULL_BODIES}
+        null = null_runs.get(key, {})
+        spent = [result, *null.values(), *([reference[key]] if key in reference else [])]
+        # One that fails a test was stopped there, so `passed` counts the tests it passed
+        # before its first failure. The server runs no trivial solution after one that
+        # passes them all or hangs (that settles it); where any other is missing, the
+        # confirmation scores them all, fresh.
+        scored = {body: {"passed": sum(o == "passed" for o in run.runs[0].values()),
+                         "of": len(failing[key])}
+                  for screened_body, run in null.items() if run.runs
+                  for body in SCREENED_NULLS[screened_body]}
+        nulls = {body: scored[body] for body in NULL_BODIES if body in scored} or None
         ref = reference.get(key)
         ref_runs = 0 if ref is None or ref.unscreenable else len(ref.runs)
         ref_failures = ref.failing_in_every_run() + ref.unstable() if ref and ref_runs else []
@@ -232,16 +244,70 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
                                  "every covering test passes with the feature deleted")
         elif ref_failures:
             rejection = Rejected("reference-fails", ref_failures[0])
-        elif null is not None and null.timed_out:
+        elif any(r.timed_out for r in null.values()):
             # Cut off at the screen's short limit, it might still pass under a grader's
             # longer one (a wait that gives up quietly): undecided, so no task.
             rejection = Rejected("timeout", "a trivial solution hangs")
         elif nulls:
             rejection = null_rejection(nulls, NULL_BODIES)
+        complete = nulls is not None and set(nulls) == set(NULL_BODIES)
         verdicts[key] = Screened(
             screened=True, fail_to_pass=tuple(result.failing_in_every_run()), task_runs=runs,
-            null_solutions=nulls if key in failing else None, rejection=rejection,
+            null_solutions=nulls if complete and key in failing else None, rejection=rejection,
             reference_runs=ref_runs,
             seconds=sum(r.wall_seconds for r in spent),
             pytest_seconds=sum(r.pytest_seconds for r in spent))
     return verdicts
+
+
+def screen_record_constants(record: TaskRecord, snapshot_root: Path,
+                            runner: Runner) -> dict[str, dict[str, int]]:
+    """The constant trivial solutions of a record (every body but `pass` and `return None`,
+    which re-verification runs fresh, as before) scored in one forking server over the
+    original tree, as `generate`'s screen scored them: where the record was screened and
+    every deleted unit is a function found in its file (else none: each runs fresh). A
+    fresh run pays the interpreter's start and the test files' collection once per body
+    (~0.85 s on attrs, 1.7 s on tabulate); the server, once."""
+    targets = _record_targets(record, snapshot_root)
+    if not record.get("verification", {}).get("screen", {}).get("screened") or not targets:
+        return {}
+    fail_to_pass = tuple(record["FAIL_TO_PASS"])
+    project = PythonProject(snapshot_root, runner.env.pythonpath)
+    modules = tuple(sorted({project.module_name(path) for path, _line, _name in targets}))
+    found = screen([ScreenJob(id=body, modules=modules, targets=targets, body=body,
+                              tests=fail_to_pass, stop_on_failure=True)
+                    for body in CONSTANTS], snapshot_root, runner)
+    scores: dict[str, dict[str, int]] = {}
+    for body in CONSTANTS:
+        result = found[body]
+        if result.timed_out:  # undecided, as a fresh run cut off is (`score_null_solution`)
+            raise Rejected("timeout", "a trivial solution hangs")
+        if result.runs and not result.unscreenable:
+            scores[body] = {"passed": sum(o == "passed" for o in result.runs[0].values()),
+                            "of": len(fail_to_pass)}
+    return scores
+
+
+def _record_targets(record: TaskRecord,
+                    snapshot_root: Path) -> tuple[tuple[str, int, str], ...] | None:
+    """Each deleted function's (path, first line of its code, name) in the original file, as
+    the strategies give a candidate's `targets`; None unless every deleted unit is one
+    function or method found there by its `def` line and name."""
+    targets = []
+    for entry in record.get("deleted", ()):
+        if entry.get("kind") not in ("function", "method"):
+            return None
+        try:
+            tree = ast.parse((snapshot_root / entry["path"]).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            return None
+        name = entry["symbol"].rsplit(".", 1)[-1]
+        found = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                 and n.lineno == entry["start_line"] and n.name == name]
+        if len(found) != 1:
+            return None
+        node = found[0]
+        # a decorated function's code starts at its first decorator
+        targets.append((entry["path"], min([d.lineno for d in node.decorator_list] + [node.lineno]),
+                        node.name))
+    return tuple(targets)

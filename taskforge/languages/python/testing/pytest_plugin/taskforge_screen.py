@@ -8,7 +8,7 @@ are paid once for all candidates instead of once per candidate.
 
 TASKFORGE_SCREEN is a JSON-lines file of jobs:
   {"id": ..., "modules": [import names], "targets": [[file, firstlineno, name], ...],
-   "body": "raise" | "pass" | "return-none" | "original", "tests": [node ids], "repeats": n,
+   "body": "raise" | a trivial solution of BODIES | "original", "tests": [node ids], "repeats": n,
    "stop_on_failure": bool (report only the tests up to the first one that does not pass)}
 ("original" swaps nothing: the job runs its tests on the original code, in the same forked,
 selected context as the other bodies; that is the reference state of every candidate.)
@@ -20,7 +20,9 @@ tests quickest first. When its runs agree and some tests failed in every one, ea
 follow-up runs once on those tests, stopping at the first that does not pass (one such
 test settles a trivial solution or a reference); it is reported under its own id. A
 trivial solution runs them in "order" (its first failure settles it, so the quickest
-first); the original code ("original") in collection order, as the task state ran them.
+first); the original code ("original") in collection order, as the task state ran them. A
+trivial solution that passes them all, or is cut off, settles the candidate (no task): the
+follow-ups after it do not run.
 The server decides this itself, so one process (one collection) serves both rounds.
 Results go to TASKFORGE_SCREEN_OUT, one JSON line per job:
   {"id": ..., "runs": [{node id: outcome}, ...], "unscreenable": reason or null,
@@ -48,7 +50,12 @@ import types
 import pytest
 
 _outcomes: dict[str, str] = {}
-BODIES = {"raise": "raise NotImplementedError", "pass": "pass", "return-none": "return None"}
+# The task's stub and the trivial solutions (taskforge's python NULL_BODIES; a test holds
+# the two alike: this module runs in the project's environment and imports no taskforge).
+BODIES = {"raise": "raise NotImplementedError", "pass": "pass", "return-none": "return None",
+          "return-true": "return True", "return-false": "return False",
+          "return-zero": "return 0", "return-empty-str": 'return ""',
+          "return-empty-list": "return []", "return-empty-dict": "return {}"}
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
 
@@ -83,7 +90,7 @@ def _functions_by_code():
 
 
 def _stub_code(original, body):
-    """A code object with the original's free variables whose body raises or returns None."""
+    """A code object with the original's free variables whose body is BODIES[body]."""
     freevars = original.co_freevars
     is_async = bool(original.co_flags & 0x80)  # CO_COROUTINE
     statement = BODIES[body]
@@ -298,10 +305,15 @@ def pytest_runtestloop(session):
                 continue
             in_collection_order = [t for t in job["tests"] if t in set(failing)]
             for follow_id, body in job.get("then", []):
-                _screen_job(session, items_by_id, index,
-                            {**job, "id": follow_id, "body": body,
-                             "tests": in_collection_order if body == "original" else failing,
-                             "repeats": 1, "stop_on_failure": True}, timeout, out)
+                runs, why = _screen_job(session, items_by_id, index,
+                                        {**job, "id": follow_id, "body": body,
+                                         "tests": in_collection_order if body == "original"
+                                         else failing,
+                                         "repeats": 1, "stop_on_failure": True}, timeout, out)
+                if body != "original" and (why == "timeout" or (
+                        runs and len(runs[0]) == len(failing)
+                        and all(o == "passed" for o in runs[0].values()))):
+                    break  # a trivial solution that passes them all, or hangs: no task
         _dismiss_parked()
         _session_out(out)
     return True

@@ -6,6 +6,7 @@ session-scoped cache directory, so each small project's environment is built onc
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -204,6 +205,30 @@ def write_recipe(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text))
     return path
+
+
+@contextlib.contextmanager
+def trivial_solutions_of_before() -> Iterator[None]:
+    """The trivial solutions as they were before session 74: doing nothing, no constant
+    (`tests/test_trivial_constants.py`). For the positive control of that gate, and for the
+    grading tests' projects whose task has one FAIL_TO_PASS test asserting a lone `f(x)`:
+    `return True` passes it, so `generate` makes no such task now, and the grader must still
+    defend one made before."""
+    from taskforge.languages.java import JavaLanguage
+    from taskforge.languages.javascript import JavaScriptLanguage
+    from taskforge.languages.python import PythonLanguage
+    from taskforge.languages.python.testing import screen
+
+    python = {"pass": "pass", "return-none": "return None"}
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(PythonLanguage, "null_bodies", python)
+        patched.setattr(screen, "NULL_BODIES", python)
+        patched.setattr(screen, "SCREENED_NULLS", {"pass": ("pass", "return-none")})
+        patched.setattr(JavaScriptLanguage, "null_bodies",
+                        {"empty": "", "return-undefined": "return undefined;"})
+        patched.setattr(JavaLanguage, "null_bodies",
+                        {"return-default": JavaLanguage.null_bodies["return-default"]})
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -26,7 +26,7 @@ from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, make_project, write_recipe
+from conftest import apply_patch, make_project, trivial_solutions_of_before, write_recipe
 from naive_grader import naive_reward
 from test_sandbox import require
 
@@ -169,7 +169,8 @@ def generate_tasks(factory: pytest.TempPathFactory, cache: Path, name: str,
         sandbox: none
     """)
     out = factory.mktemp(f"{name}-out") / "out"
-    taskforge.generate(recipe, out=out, cache=cache)
+    with trivial_solutions_of_before():  # the grader's tests: a lone `assert f(x)` too
+        taskforge.generate(recipe, out=out, cache=cache)
     return {t.record["deleted"][0]["symbol"]: t for t in taskforge.load_tasks(out)}
 
 

@@ -18,7 +18,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, count_calls, prepared_js_project
+from conftest import (
+    apply_patch,
+    count_calls,
+    prepared_js_project,
+    trivial_solutions_of_before,
+)
 from js_tasks import stub_function_recipe
 from naive_grader import (
     naive_jest_reward,
@@ -182,7 +187,8 @@ def tasks(request: pytest.FixtureRequest, tf_cache: Path,
                                                  snapshot_id=SNAPSHOTS[runner] * 20)
     base = tmp_path_factory.mktemp(f"{runner}-tasks")
     recipe = stub_function_recipe(base, snapshot.root, max_tasks=6)
-    taskforge.generate(str(recipe), out=str(base / "out"))
+    with trivial_solutions_of_before():  # isShouted's one test: `return true;` passes it
+        taskforge.generate(str(recipe), out=str(base / "out"))
     return runner, {t.record["deleted"][0]["symbol"].rsplit(".", 1)[-1]: t
                     for t in taskforge.load_tasks(str(base / "out"))}
 

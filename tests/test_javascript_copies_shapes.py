@@ -19,6 +19,7 @@ from conftest import (
     count_calls,
     lucky_once_then_caught,
     make_project,
+    trivial_solutions_of_before,
 )
 from js_tasks import stub_function_recipe
 from naive_grader import naive_js_reward
@@ -124,7 +125,8 @@ def gate_tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, taskforge.
     base = tmp_path_factory.mktemp("gate")
     root = make_project(base, FILES, name="gate")
     recipe = stub_function_recipe(base, root, max_tasks=4)
-    taskforge.generate(str(recipe), out=str(base / "out"))
+    with trivial_solutions_of_before():  # hasVowel's one test: `return true;` passes it
+        taskforge.generate(str(recipe), out=str(base / "out"))
     tasks = {t.record["deleted"][0]["symbol"].rsplit(".", 1)[-1]: t
              for t in taskforge.load_tasks(str(base / "out"))}
     assert set(tasks) == {"isLoud", "span", "letters", "hasVowel"}, sorted(tasks)

@@ -17,7 +17,13 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import apply_patch, make_project, setuptools_pyproject, write_recipe
+from conftest import (
+    apply_patch,
+    make_project,
+    setuptools_pyproject,
+    trivial_solutions_of_before,
+    write_recipe,
+)
 from java_support import require_jdk
 from test_java_expectations import PROJECT as JUNIT5_PROJECT
 
@@ -118,7 +124,6 @@ PYTHON = {
 PYTHON_WON_BY = {"is_reserved": "return False", "has_digit": "return True",
                  "error_count": "return False", "vowels_of": 'return ""',
                  "problems": "return []", "missing_defaults": "return {}"}
-PYTHON_OLD = {"pass": "pass", "return-none": "return None"}
 GOOD = "shout"  # the function with real tests in each project
 
 JAVASCRIPT = {
@@ -187,7 +192,6 @@ JAVASCRIPT = {
 JAVASCRIPT_WON_BY = {"isReserved": "return false;", "hasDigit": "return true;",
                      "firstMatch": "return null;", "problems": "return [];",
                      "namesOf": "return true;"}
-JAVASCRIPT_OLD = {"empty": "", "return-undefined": "return undefined;"}
 
 JAVA = {
     "pom.xml": JUNIT5_PROJECT["pom.xml"].replace("jwords</", "onesided</"),
@@ -272,7 +276,6 @@ JAVA = {
 }
 JAVA_WON_BY = {"hasDigit": "return true;", "indexOfWord": "return -1;",
                "problems": "return java.util.Collections.emptyList();", "squeeze": 'return "";'}
-JAVA_OLD = {"return-default": JavaLanguage.null_bodies["return-default"]}
 STUB = {"python": re.compile(r"raise NotImplementedError$", re.MULTILINE),
         "javascript": re.compile(re.escape('throw new Error("not implemented");')),
         "java": re.compile(re.escape('throw new UnsupportedOperationException("not implemented");'))}
@@ -296,15 +299,6 @@ def generate(tmp: Path, files: dict[str, str], strategy: str) -> Path:
     return out
 
 
-def old_gate(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The trivial solutions as they were: doing nothing, no constant."""
-    monkeypatch.setattr(PythonLanguage, "null_bodies", PYTHON_OLD)
-    monkeypatch.setattr(screen_module, "NULL_BODIES", PYTHON_OLD)
-    monkeypatch.setattr(screen_module, "SCREENED_NULLS", {"pass": ("pass", "return-none")})
-    monkeypatch.setattr(JavaScriptLanguage, "null_bodies", JAVASCRIPT_OLD)
-    monkeypatch.setattr(JavaLanguage, "null_bodies", JAVA_OLD)
-
-
 @pytest.fixture(scope="module", params=["python", "javascript", "java"])
 def made(request: pytest.FixtureRequest,
          tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
@@ -318,8 +312,7 @@ def made(request: pytest.FixtureRequest,
     if language == "java":
         require_jdk()
     tmp = tmp_path_factory.mktemp(f"onesided-{language}")
-    with pytest.MonkeyPatch.context() as patched:
-        old_gate(patched)
+    with trivial_solutions_of_before():
         old = generate(tmp / "old", files, STRATEGY[language])
     return {"language": language, "won_by": won_by, "bodies": bodies, "old": old,
             "new": generate(tmp / "new", files, STRATEGY[language]), "tmp": tmp}

@@ -71,6 +71,7 @@ FILES = {
                 assert core.size(handle) == 0
             finally:
                 handle.close()
+            assert core.size(handle) == -1  # (no constant passes both: `return 0` is no task)
         """,
     "tests/test_zlater.py": """\
         import gc

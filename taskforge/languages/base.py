@@ -28,6 +28,7 @@ the cache, one object instead of the same arguments in every signature.
 from __future__ import annotations
 
 import abc
+import hashlib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -322,6 +323,21 @@ class Language(abc.ABC):
         """Run the record's tests on a clean copy of `solution` (left untouched) and report
         what the test process did; `checks`: canaries and the runner's integrity. The copy is
         made under `runner.cache`; `runner.timeout` bounds the run."""
+
+
+def files_key(workspace: Path, paths: Collection[str],
+              what_it_does: Callable[[str, bytes], bytes | None]) -> str | None:
+    """A digest of `paths` (relative POSIX paths in `workspace`), each by its name and
+    `what_it_does(path, bytes)` (a missing file by a marker of its own): a language's
+    `behaviour_key`. None where `what_it_does` gives None for a file (it cannot tell)."""
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        file = workspace / path
+        data = what_it_does(path, file.read_bytes()) if file.is_file() else b"\0absent"
+        if data is None:
+            return None
+        digest.update(f"{path}\0{len(data)}\0".encode() + data)
+    return digest.hexdigest()
 
 
 def null_rejection(null_solutions: Mapping[str, Mapping[str, int]],

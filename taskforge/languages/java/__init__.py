@@ -8,12 +8,11 @@ load tree-sitter or the strategies.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from taskforge.languages.base import GradedRun, Language, Prepared, Runner
+from taskforge.languages.base import GradedRun, Language, Prepared, Runner, files_key
 from taskforge.languages.java.files import PROJECT_FILES, TEST_DIR, is_protected, is_test_file
 from taskforge.languages.strategy import Project, Strategy
 from taskforge.model import Baseline, Environment, EnvSpec, Snapshot, SourceSpec, TaskRecord, TestRun
@@ -133,12 +132,7 @@ class JavaLanguage(Language):
     def behaviour_key(self, workspace: Path, paths: Collection[str]) -> str | None:
         # The same bytes do the same: "return-other" of a type with no other value is the
         # default, and one run scores both.
-        digest = hashlib.sha256()
-        for path in sorted(paths):
-            file = workspace / path
-            data = file.read_bytes() if file.is_file() else b"\0absent"
-            digest.update(f"{path}\0{len(data)}\0".encode() + data)
-        return digest.hexdigest()
+        return files_key(workspace, paths, lambda _path, data: data)
 
     # -- files and grading -----------------------------------------------------------------
 

@@ -11,12 +11,12 @@ their keys differ. Where `undefined` could name something else (a binding of tha
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection
 from pathlib import Path
 
 from tree_sitter import Node
 
+from taskforge.languages.base import files_key
 from taskforge.languages.javascript.files import is_source
 from taskforge.sanitize.jssource import parse
 
@@ -34,16 +34,8 @@ def code_key(workspace: Path, paths: Collection[str]) -> str | None:
     """A digest of what `paths` (relative POSIX paths in `workspace`) do: a source file's text
     without its function bodies' closing `return undefined;`, any other file's bytes; None
     when a source does not parse or may rebind `undefined`."""
-    digest = hashlib.sha256()
-    for path in sorted(paths):
-        file = workspace / path
-        data: bytes | None = file.read_bytes() if file.is_file() else b"\0absent"
-        if is_source(path) and file.is_file():
-            data = _without_closing_undefined(path, data)
-            if data is None:
-                return None
-        digest.update(f"{path}\0{len(data)}\0".encode() + data)
-    return digest.hexdigest()
+    return files_key(workspace, paths, lambda path, data: _without_closing_undefined(
+        path, data) if is_source(path) else data)
 
 
 def _without_closing_undefined(path: str, source: bytes) -> bytes | None:

@@ -11,28 +11,28 @@ runs none of the code; a file it cannot compile (newer syntax, say) gives no key
 
 from __future__ import annotations
 
-import hashlib
 import types
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from taskforge.languages.base import files_key
+
 
 def code_key(workspace: Path, paths: Collection[str]) -> str | None:
     """A digest of what `paths` (relative POSIX paths in `workspace`) do: their compiled code
     for `.py` files, their bytes for any other; None when a `.py` file does not compile."""
-    digest = hashlib.sha256()
-    for path in sorted(paths):
-        file = workspace / path
-        data = file.read_bytes() if file.is_file() else b"\0absent"
-        if path.endswith(".py") and file.is_file():
-            try:
-                code = compile(data, path, "exec", dont_inherit=True)
-            except (SyntaxError, ValueError):
-                return None
-            data = repr(_shape(code)).encode()
-        digest.update(f"{path}\0{len(data)}\0".encode() + data)
-    return digest.hexdigest()
+    return files_key(workspace, paths, _compiled)
+
+
+def _compiled(path: str, data: bytes) -> bytes | None:
+    if not path.endswith(".py"):
+        return data
+    try:
+        code = compile(data, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    return repr(_shape(code)).encode()
 
 
 def _shape(code: types.CodeType) -> tuple[Any, ...]:

@@ -72,6 +72,11 @@ class ScreenResult:
     def timed_out(self) -> bool:
         return self.unscreenable == "timeout"
 
+    def passed_before_failing(self) -> int:
+        """The tests its first run passed (one that stops at its first failure: the tests
+        before it)."""
+        return sum(o == "passed" for o in self.runs[0].values()) if self.runs else 0
+
     def failing_in_every_run(self) -> list[str]:
         tests = sorted(self.runs[0]) if self.runs else []
         return [t for t in tests if all(r.get(t) != "passed" for r in self.runs)]
@@ -226,8 +231,7 @@ def screen_candidates(request: ScreenRequest, runner: Runner) -> dict[str, Scree
         # before its first failure. The server runs no trivial solution after one that
         # passes them all or hangs (that settles it); where any other is missing, the
         # confirmation scores them all, fresh.
-        scored = {body: {"passed": sum(o == "passed" for o in run.runs[0].values()),
-                         "of": len(failing[key])}
+        scored = {body: {"passed": run.passed_before_failing(), "of": len(failing[key])}
                   for screened_body, run in null.items() if run.runs
                   for body in SCREENED_NULLS[screened_body]}
         nulls = {body: scored[body] for body in NULL_BODIES if body in scored} or None
@@ -283,8 +287,7 @@ def screen_record_constants(record: TaskRecord, snapshot_root: Path,
         if result.timed_out:  # undecided, as a fresh run cut off is (`score_null_solution`)
             raise Rejected("timeout", "a trivial solution hangs")
         if result.runs and not result.unscreenable:
-            scores[body] = {"passed": sum(o == "passed" for o in result.runs[0].values()),
-                            "of": len(fail_to_pass)}
+            scores[body] = {"passed": result.passed_before_failing(), "of": len(fail_to_pass)}
     return scores
 
 

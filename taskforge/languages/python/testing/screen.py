@@ -67,6 +67,9 @@ class ScreenResult:
     unscreenable: str | None = None
     pytest_seconds: float = 0.0  # its part of the seconds pytest reports for the server
     wall_seconds: float = 0.0  # the job's time in the server, forks included
+    # a trivial solution the server settled without a run: a test that only compares the
+    # function's result with a value it does not equal (the server's `_settled_by_comparison`)
+    compared: bool = False
 
     @property
     def timed_out(self) -> bool:
@@ -137,7 +140,8 @@ def screen(jobs: Sequence[ScreenJob], snapshot_root: Path, runner: Runner, *,
         results[data["id"]] = ScreenResult(runs=tuple(data["runs"]),
                                            unscreenable=data["unscreenable"],
                                            pytest_seconds=own + shared * (data["id"] in listed),
-                                           wall_seconds=data.get("wall_seconds", 0.0))
+                                           wall_seconds=data.get("wall_seconds", 0.0),
+                                           compared=bool(data.get("compared")))
     for job in jobs:  # a job the server never reported on (it crashed or timed out); its
         # follow-ups may rightly be missing: they run only on tests that failed
         results.setdefault(job.id, ScreenResult(runs=(), unscreenable="no result"))

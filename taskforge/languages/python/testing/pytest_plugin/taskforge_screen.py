@@ -20,14 +20,19 @@ tests quickest first. When its runs agree and some tests failed in every one, ea
 follow-up runs once on those tests, stopping at the first that does not pass (one such
 test settles a trivial solution or a reference); it is reported under its own id. A
 trivial solution runs them in "order" (its first failure settles it, so the quickest
-first); the original code ("original") in collection order, as the task state ran them. A
-trivial solution that passes them all, or is cut off, settles the candidate (no task): the
-follow-ups after it do not run.
+first, and once one trivial solution failed a test, that test first for the next); the
+original code ("original") in collection order, as the task state ran them. A trivial
+solution that passes them all, or is cut off, settles the candidate (no task): the
+follow-ups after it do not run. A trivial solution that returns a constant is settled
+without a fork where one of those tests is nothing but `assert f(...) == expected` of the
+job's own function and a plain value that constant does not equal
+(`_settled_by_comparison`): a fork of the server costs ~15 ms on humanize, whatever the
+test, and seven trivial solutions ran for every candidate.
 The server decides this itself, so one process (one collection) serves both rounds.
 Results go to TASKFORGE_SCREEN_OUT, one JSON line per job:
   {"id": ..., "runs": [{node id: outcome}, ...], "unscreenable": reason or null,
    "pytest_seconds": what pytest spent running the tests in the forked children,
-   "wall_seconds": with forking}
+   "wall_seconds": with forking, "compared": true (only where settled by comparison)}
 and last {"session_seconds": the server's session, collection included} (the server writes
 no JUnit file: its JUnit writer is unregistered before the first fork, and its terminal
 reporter hears no test's report).
@@ -37,6 +42,7 @@ process on its real workspace.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import importlib
@@ -44,6 +50,7 @@ import json
 import os
 import select
 import signal
+import sys
 import time
 import types
 
@@ -110,9 +117,14 @@ def _stub_code(original, body):
         if hasattr(code, "co_qualname") else code.replace(co_name=original.co_name)
 
 
+def _target_functions(index, job):
+    """The live function objects of the job's targets (those whose code a child swaps)."""
+    return [f for t in job["targets"]
+            for f in index.get((os.path.realpath(t[0]), t[1], t[2]), [])]
+
+
 def _run_job(session, items_by_id, index, job):
-    targets = [tuple(t) for t in job["targets"]]
-    functions = [f for t in targets for f in index.get((os.path.realpath(t[0]), t[1], t[2]), [])]
+    functions = _target_functions(index, job)
     if not functions:
         return None, "function not found in memory"
     for function in functions if job["body"] != "original" else ():
@@ -304,16 +316,25 @@ def pytest_runtestloop(session):
             if why or not failing or _unstable(runs):
                 continue
             in_collection_order = [t for t in job["tests"] if t in set(failing)]
+            order = failing
             for follow_id, body in job.get("then", []):
+                compared = body != "original" and _settled_by_comparison(
+                    items_by_id, index, job, body, order)
+                if compared:
+                    _report(out, follow_id, [{compared: "failed"}], None, 0.0, 0.0, compared=True)
+                    order = [compared, *(t for t in order if t != compared)]
+                    continue
                 runs, why = _screen_job(session, items_by_id, index,
                                         {**job, "id": follow_id, "body": body,
                                          "tests": in_collection_order if body == "original"
-                                         else failing,
+                                         else order,
                                          "repeats": 1, "stop_on_failure": True}, timeout, out)
-                if body != "original" and (why == "timeout" or (
-                        runs and len(runs[0]) == len(failing)
-                        and all(o == "passed" for o in runs[0].values()))):
+                if body == "original":
+                    continue
+                if why == "timeout" or (runs and len(runs[0]) == len(failing)
+                                        and all(o == "passed" for o in runs[0].values())):
                     break  # a trivial solution that passes them all, or hangs: no task
+                order = _failed_first(order, runs)
         _dismiss_parked()
         _session_out(out)
     return True
@@ -386,11 +407,229 @@ def _screen_job(session, items_by_id, index, job, timeout, out):
             why = result["unscreenable"]
             break
         runs.append(result["outcomes"])
-    out.write(json.dumps({"id": job["id"], "runs": runs, "unscreenable": why,
-                          "pytest_seconds": seconds,
-                          "wall_seconds": time.monotonic() - started}) + "\n")
-    out.flush()
+    _report(out, job["id"], runs, why, seconds, time.monotonic() - started)
     return runs, why
+
+
+def _report(out, job_id, runs, why, seconds, wall, *, compared=False):
+    out.write(json.dumps({"id": job_id, "runs": runs, "unscreenable": why,
+                          "pytest_seconds": seconds, "wall_seconds": wall,
+                          **({"compared": True} if compared else {})}) + "\n")
+    out.flush()
+
+
+# A trivial solution's one statement, `return VALUE` (or `pass`): what it returns.
+def _returned(body):
+    statement = BODIES[body]
+    return None if statement == "pass" else ast.literal_eval(statement[len("return "):])
+
+
+# Codes that do not return what their body returns (a generator, a coroutine, an async
+# generator: CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR).
+_NOT_PLAIN = 0x20 | 0x80 | 0x100 | 0x200
+_PLAIN_VALUES = (str, bytes, int, float, complex, bool, type(None))
+_shapes = {}  # test function -> its comparison's shape, or None (`_comparison_shape`)
+
+
+def _settled_by_comparison(items_by_id, index, job, body, order):
+    """The first test of `order` that the trivial solution `body` fails without a run: a plain
+    test function whose first statement is `assert f(...) == expected` (or its mirror), `f`
+    naming one of the job's functions itself (the object whose code a child swaps, no
+    wrapper between), `expected` a literal or a parameter of the test's own parametrization
+    holding a plain value, with nothing of the project's running before that statement (no
+    fixture, no hook of its own, no wrapper but `_TRANSPARENT_WRAPPERS`). The call then
+    returns the body's constant whatever its arguments, so the assertion holds only if that
+    constant equals `expected`, and the server computes exactly that; where it does not, the
+    test fails whatever follows. A test that does not fit, or a constant equal to its value,
+    is left to a forked run. None when no test of `order` settles it."""
+    if body not in BODIES or body == "raise":
+        return None
+    functions = _target_functions(index, job)
+    if not functions or any(f.__code__.co_flags & _NOT_PLAIN for f in functions):
+        return None
+    returned = _returned(body)
+    for test in order:
+        item = items_by_id.get(test)
+        expected = _expected_of(item, functions) if item is not None else None
+        if expected is None:
+            continue
+        value, call_first = expected
+        try:
+            equal = (returned == value) if call_first else (value == returned)
+        except Exception:
+            continue
+        if equal is False:
+            return test
+    return None
+
+
+def _expected_of(item, functions):
+    """`(expected, call_first)` where `item` is such a test of one of `functions`, else None."""
+    try:
+        if type(item) is not pytest.Function:  # a unittest case (its setUp), a plugin's item
+            return None
+        function = _unwrapped(getattr(item, "obj", None))
+        if function is None:
+            return None
+        if function not in _shapes:
+            _shapes[function] = _comparison_shape(function)
+        shape = _shapes[function]
+        if shape is None:
+            return None
+        callee, expected, call_first = shape
+        if not any(_resolve(callee, function.__globals__) is f for f in functions):
+            return None
+        if not _nothing_around(item):
+            return None
+        if isinstance(expected, ast.Constant):
+            value = expected.value
+        else:
+            from _pytest.python import get_direct_param_fixture_func
+
+            definitions = item._fixtureinfo.name2fixturedefs.get(expected.id) or ()
+            if not definitions or definitions[-1].func is not get_direct_param_fixture_func:
+                return None  # not this test's own parameter (a fixture, an indirect one)
+            value = item.callspec.params[expected.id]
+        return (value, call_first) if _plain(value) else None
+    except Exception:
+        return None
+
+
+# Decorators known to run the test as it is and let what it raises through: freezegun's
+# `freeze_time` (the function's code runs under a frozen clock). Any other wrapper might
+# catch the assertion's error, so its tests are left to a run.
+# (Known by the file of the wrapper's code: `functools.wraps` gives it the test's module.)
+_TRANSPARENT_WRAPPERS = (os.path.join("freezegun", "api.py"),)
+
+
+def _unwrapped(function):
+    """The test's own function under `_TRANSPARENT_WRAPPERS`, or None (another wrapper, no
+    function)."""
+    function = getattr(function, "__func__", function)  # a test method
+    while isinstance(function, types.FunctionType) and hasattr(function, "__wrapped__"):
+        if not function.__code__.co_filename.endswith(_TRANSPARENT_WRAPPERS):
+            return None
+        function = getattr(function.__wrapped__, "__func__", function.__wrapped__)
+    return function if isinstance(function, types.FunctionType) else None
+
+
+# The hooks that could run the project's code between collection and a test's first
+# statement (and rebind what its callee names, say).
+_AROUND_A_TEST = ("pytest_runtest_setup", "pytest_runtest_call", "pytest_pyfunc_call")
+
+
+def _nothing_around(item):
+    """Whether nothing of the project's runs before `item`'s first statement but its own
+    parametrization: no fixture but its direct parameters (no autouse one, no xunit
+    `setup_method`, no `usefixtures`), no hook of the project's (a conftest's, a plugin
+    module under the rootdir) around its call."""
+    from _pytest.python import get_direct_param_fixture_func
+
+    definitions = item._fixtureinfo.name2fixturedefs
+    for name in item.fixturenames:
+        found = definitions.get(name) or ()
+        if name != "request" and (
+                not found or found[-1].func is not get_direct_param_fixture_func):
+            return False
+    root = str(item.config.rootpath)
+    for hook in _AROUND_A_TEST:
+        for implementation in getattr(item.ihook, hook).get_hookimpls():
+            path = _defined_in(implementation.plugin)
+            if not path or os.path.realpath(path).startswith(root + os.sep):
+                return False
+    return True
+
+
+def _defined_in(plugin):
+    """The file of a plugin's module, or of its class's (a plugin object), or None."""
+    if isinstance(plugin, types.ModuleType):
+        return getattr(plugin, "__file__", None)
+    module = sys.modules.get(type(plugin).__module__)
+    return getattr(module, "__file__", None)
+
+
+def _comparison_shape(function):
+    """`(callee, expected, call_first)` of a test function whose first statement (its
+    docstring aside) is `assert CALLEE(...) == EXPECTED` or its mirror: CALLEE a name or a
+    dotted name, EXPECTED a literal or one of the function's parameters. Where that assertion
+    fails the test fails, whatever follows it. None otherwise."""
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    node = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(node, ast.FunctionDef):
+        return None
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if not body or not isinstance(body[0], ast.Assert):
+        return None
+    test = body[0].test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    arguments = node.args
+    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    for call, expected, call_first in ((test.left, test.comparators[0], True),
+                                       (test.comparators[0], test.left, False)):
+        if not isinstance(call, ast.Call) or _dotted(call.func) is None:
+            continue
+        if isinstance(expected, ast.Constant) or (
+                isinstance(expected, ast.Name) and expected.id in parameters):
+            return _dotted(call.func), expected, call_first
+    return None
+
+
+def _dotted(node):
+    """`a.b.c` of a name or an attribute chain over one, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(parts)]
+
+
+def _resolve(dotted, namespace):
+    """What `dotted` names in a module's `namespace`, through modules' own dictionaries only
+    (no attribute hook runs); None where it leaves them."""
+    head, *rest = dotted
+    if head not in namespace:
+        return None
+    value = namespace[head]
+    for name in rest:
+        if not isinstance(value, types.ModuleType) or name not in vars(value):
+            return None
+        value = vars(value)[name]
+    return value
+
+
+def _plain(value, depth=0):
+    """A value whose `==` with a constant runs no code of the project's: plain scalars and
+    tuples, lists, dicts, sets of them."""
+    if depth > 20:
+        return False
+    if type(value) in _PLAIN_VALUES:
+        return True
+    if type(value) in (tuple, list, set, frozenset):
+        return all(_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _failed_first(order, runs):
+    """`order` with the test a trivial solution's run stopped at moved to the front: the
+    next trivial solution most often fails there too (a test that checks what the function
+    returns fails for every constant but its expected value), so it runs one test, not the
+    quick ones before it that pass whatever the function returns (three on humanize)."""
+    stopped = next((t for t in order if runs and runs[0].get(t, "passed") != "passed"), None)
+    return order if stopped is None else [stopped, *(t for t in order if t != stopped)]
 
 
 def _failing_in_every_run(runs, order):

@@ -429,6 +429,7 @@ def _returned(body):
 _NOT_PLAIN = 0x20 | 0x80 | 0x100 | 0x200
 _PLAIN_VALUES = (str, bytes, int, float, complex, bool, type(None))
 _shapes = {}  # test function -> its comparison's shape, or None (`_comparison_shape`)
+_expected = {}  # (test, its job's functions) -> what `_expected_of` found
 
 
 def _settled_by_comparison(items_by_id, index, job, body, order):
@@ -450,7 +451,12 @@ def _settled_by_comparison(items_by_id, index, job, body, order):
     returned = _returned(body)
     for test in order:
         item = items_by_id.get(test)
-        expected = _expected_of(item, functions) if item is not None else None
+        if item is None:
+            continue
+        key = (test, tuple(map(id, functions)))  # each test read once for all seven bodies
+        if key not in _expected:
+            _expected[key] = _expected_of(item, functions)
+        expected = _expected[key]
         if expected is None:
             continue
         value, call_first = expected

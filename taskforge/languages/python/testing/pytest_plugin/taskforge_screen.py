@@ -321,8 +321,9 @@ def pytest_runtestloop(session):
                 compared = body != "original" and _settled_by_comparison(
                     items_by_id, index, job, body, order)
                 if compared:
-                    _report(out, follow_id, [{compared: "failed"}], None, 0.0, 0.0, compared=True)
-                    order = [compared, *(t for t in order if t != compared)]
+                    runs = [{compared: "failed"}]
+                    _report(out, follow_id, runs, None, 0.0, 0.0, compared=True)
+                    order = _failed_first(order, runs)
                     continue
                 runs, why = _screen_job(session, items_by_id, index,
                                         {**job, "id": follow_id, "body": body,
@@ -489,13 +490,10 @@ def _expected_of(item, functions):
             return None
         if isinstance(expected, ast.Constant):
             value = expected.value
-        else:
-            from _pytest.python import get_direct_param_fixture_func
-
-            definitions = item._fixtureinfo.name2fixturedefs.get(expected.id) or ()
-            if not definitions or definitions[-1].func is not get_direct_param_fixture_func:
-                return None  # not this test's own parameter (a fixture, an indirect one)
+        elif expected.id in item.fixturenames:  # a direct parameter (`_nothing_around`)
             value = item.callspec.params[expected.id]
+        else:
+            return None
         return (value, call_first) if _plain(value) else None
     except Exception:
         return None

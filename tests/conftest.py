@@ -110,6 +110,29 @@ class PathProject:
         return made.make_task(self.strategy, candidate, verdict)
 
 
+def passes_with_body(project: PathProject, module: str, name: str, statement: str,
+                     test_file: str, tmp_path: Path) -> bool:
+    """Whether `test_file` passes, in a fresh pytest run, with the body of function `name` of
+    `module` (a path in the project) replaced by `statement`: what a trivial solution scores
+    there (the project copied; its environment's interpreter, the copy first on the path)."""
+    import re
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(project.source.snapshot.root, root)
+    source = root / module
+    text, count = re.subn(rf"(def {name}\([^)]*\):\n)(?:    .*\n)+",
+                          lambda m: f"{m.group(1)}    {statement}\n", source.read_text())
+    assert count == 1, text
+    source.write_text(text)
+    env = project.source.env
+    proc = subprocess.run([str(env.venv / "bin" / "python"), "-m", "pytest", "-q",
+                           "-p", "no:cacheprovider", test_file], cwd=root,
+                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=120)
+    return proc.returncode == 0
+
+
 def ingest_path_project(root: Path, cache: Path) -> PathProject:
     """Ingest the project at `root` (made by `make_project`) and find its stub-function
     candidates: the fixture every test of verification on a real small project starts from."""

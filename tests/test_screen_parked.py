@@ -1,6 +1,7 @@
 """The screen's server forks each job's child ahead, while the job before it runs
 (`taskforge_screen._Parked`): a job goes to the child waiting for it, or, when that child is
-gone, to one forked then; the child left waiting at the end is ended and reaped."""
+gone, to one forked then; the child left waiting at the end is ended and reaped, as is
+every child that ran a job (the server does not wait for their exits, `_exiting`)."""
 
 from __future__ import annotations
 
@@ -48,9 +49,15 @@ def test_each_job_runs_in_the_child_forked_while_the_one_before_ran(server) -> N
     waiting = taskforge_screen._parked
     assert waiting is not None and _alive(waiting.pid)
     assert _job() == ANSWER
-    # the waiting child took that job (and was reaped); another waits for the next
-    assert not _alive(waiting.pid)
+    # the waiting child took that job; another waits for the next
     assert taskforge_screen._parked is not None and taskforge_screen._parked.pid != waiting.pid
+    # its exit was not waited for (`_exiting`): it is reaped once gone, at the latest with
+    # the server's end
+    assert waiting.pid in taskforge_screen._exiting
+    taskforge_screen._dismiss_parked()
+    assert taskforge_screen._exiting == []
+    with pytest.raises(ChildProcessError):
+        os.waitpid(waiting.pid, os.WNOHANG)  # reaped: nothing of it is left
 
 
 def test_a_job_whose_waiting_child_is_gone_runs_in_a_child_forked_then(server) -> None:

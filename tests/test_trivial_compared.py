@@ -18,13 +18,16 @@ settled by comparison, every trivial solution, no fork."""
 from __future__ import annotations
 
 import ast
-import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import PathProject, ingest_path_project, make_project, setuptools_pyproject
+from conftest import (
+    PathProject,
+    ingest_path_project,
+    make_project,
+    passes_with_body,
+    setuptools_pyproject,
+)
 
 from taskforge.executors import LocalExecutor
 from taskforge.languages.python import NULL_BODIES
@@ -240,7 +243,8 @@ def test_the_constant_that_passes_is_run_and_rejects_the_candidate(
     # The positive control: the constant passes the test in a real run, although it is not
     # the value the test's source compares the call with.
     assert _returned(constant) != named
-    assert _passes_with(project, name, constant, TEST_OF[name], tmp_path)
+    assert passes_with_body(project, "compared/core.py", name, constant, TEST_OF[name],
+                            tmp_path)
     verdicts, results = screened
     verdict = verdicts[name]
     assert verdict.rejection is not None and verdict.rejection.reason == "trivial-solution", \
@@ -253,22 +257,3 @@ def test_the_constant_that_passes_is_run_and_rejects_the_candidate(
 
 def _returned(statement: str) -> object:
     return None if statement == "pass" else ast.literal_eval(statement.removeprefix("return "))
-
-
-def _passes_with(project: PathProject, name: str, statement: str, test_file: str,
-                 tmp_path: Path) -> bool:
-    """Whether `test_file` passes with `name`'s body replaced by `statement` (the project
-    copied; its environment's interpreter, the copy's package first on the path)."""
-    root = tmp_path / "copy"
-    shutil.copytree(project.source.snapshot.root, root)
-    core = root / "compared" / "core.py"
-    text, count = re.subn(rf"(def {name}\([^)]*\):\n)(?:    .*\n)+",
-                          lambda m: f"{m.group(1)}    {statement}\n", core.read_text())
-    assert count == 1, text
-    core.write_text(text)
-    env = project.source.env
-    proc = subprocess.run([str(env.venv / "bin" / "python"), "-m", "pytest", "-q",
-                           "-p", "no:cacheprovider", test_file], cwd=root,
-                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=120)
-    return proc.returncode == 0

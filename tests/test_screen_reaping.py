@@ -14,6 +14,7 @@ same test, must reject the candidate for it."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 from pathlib import Path
@@ -28,6 +29,12 @@ from conftest import (
 )
 
 from taskforge.executors import LocalExecutor
+from taskforge.languages.python.testing.runner import PLUGIN_DIR
+
+_spec = importlib.util.spec_from_file_location("taskforge_screen_reaping_under_test",
+                                               PLUGIN_DIR / "taskforge_screen.py")
+taskforge_screen = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(taskforge_screen)
 
 BALLAST = 512 * 2**20  # what the exiting child frees: ~40-60 ms here, on one core or two
 
@@ -68,9 +75,9 @@ def files(port: int) -> dict[str, str]:
 
 
 def _port_free_when_reported(close_first: bool) -> bool:
-    """A child binds a port and fills BALLAST, reports on a pipe (after closing every other
-    descriptor, with `close_first`) and exits; whether the port can be bound the moment its
-    report ends, before it is reaped."""
+    """A child binds a port and fills BALLAST, reports on a pipe (with `close_first`, after
+    closing every other descriptor as the server's children do) and exits; whether the port
+    can be bound the moment its report ends, before it is reaped."""
     port = free_port()
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -82,8 +89,7 @@ def _port_free_when_reported(close_first: bool) -> bool:
             held.listen()
             ballast = bytearray(BALLAST)
             if close_first:
-                os.closerange(0, write_end)
-                os.closerange(write_end + 1, os.sysconf("SC_OPEN_MAX"))
+                taskforge_screen._close_all_but(write_end)
             os.write(write_end, b"done" + bytes(ballast[:1]))
             os.close(write_end)
         finally:

@@ -216,8 +216,7 @@ def _child(session, items_by_id, index, job_read, results_write):
         # held by an open file): the server does not wait for its exit (`_exiting`), and the
         # next job must not find them still held while the kernel frees the child's memory
         # (which it does before it closes the files).
-        os.closerange(0, results_write)
-        os.closerange(results_write + 1, _max_fd())
+        _close_all_but(results_write)
         with os.fdopen(results_write, "wb") as pipe:
             pipe.write(payload)
     except BaseException:
@@ -241,11 +240,20 @@ def _reap(block=False):
         _exiting.remove(pid)
 
 
-def _max_fd():
+def _close_all_but(kept):
+    """Close every descriptor of this process but `kept`: the ones Linux lists as open, else
+    the whole range (which costs a close per descriptor up to the limit, a million in some
+    containers, where the C library has no `close_range`)."""
     try:
-        return os.sysconf("SC_OPEN_MAX")
-    except (ValueError, OSError):
-        return 1 << 16
+        opened = [int(name) for name in os.listdir("/proc/self/fd")]
+    except (OSError, ValueError):
+        os.closerange(0, kept)
+        os.closerange(kept + 1, os.sysconf("SC_OPEN_MAX"))
+        return
+    for fd in opened:
+        if fd != kept:
+            with contextlib.suppress(OSError):  # the listing's own, closed by now
+                os.close(fd)
 
 
 def _fork_job(session, items_by_id, index, job, timeout):

@@ -110,6 +110,15 @@ class PathProject:
         return made.make_task(self.strategy, candidate, verdict)
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on now (bound and closed a moment ago)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def passes_with_body(project: PathProject, module: str, name: str, statement: str,
                      test_file: str, tmp_path: Path) -> bool:
     """Whether `test_file` passes, in a fresh pytest run, with the body of function `name` of

@@ -18,7 +18,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import free_port, run_cli
 from test_shards import (
     UNSHARDED,
     canonical_lines,
@@ -55,12 +54,6 @@ RUN_TIMEOUT_S = 900
 def cluster_env() -> dict[str, str]:
     """The environment as it is now (the session's TASKFORGE_CACHE included), with the token."""
     return {**os.environ, **CLUSTER_AUTH}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import (
     PathProject,
+    free_port,
     ingest_path_project,
     make_project,
     passes_with_body,
@@ -37,12 +38,6 @@ taskforge_screen = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(taskforge_screen)
 
 BALLAST = 512 * 2**20  # what the exiting child frees: ~40-60 ms here, on one core or two
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def files(port: int) -> dict[str, str]:

@@ -234,9 +234,11 @@ _exiting = []  # children that reported, reaped once they are gone (`_reap`)
 def _reap(block=False):
     """Reap the children of `_exiting` that are gone (with `block`, every one)."""
     for pid in list(_exiting):
-        with contextlib.suppress(ChildProcessError):
+        try:
             if os.waitpid(pid, 0 if block else os.WNOHANG) == (0, 0):
-                continue
+                continue  # still exiting
+        except ChildProcessError:
+            pass  # reaped already
         _exiting.remove(pid)
 
 
